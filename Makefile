@@ -1,0 +1,53 @@
+# FOLL_PIN completion series for Debian's linux-source-6.1: the map.
+#
+#   make qemu-test            build the patched kernel, run the suite in QEMU
+#   make qemu-test SERIES=none   the same on Debian's unpatched tree (A/B)
+#   make qemu-test TESTS="gup_test dio_fork" EXTRA=dir DEBUG=1
+#   make shell                boot the same kernel to an interactive shell
+#   make check                the project's tests (see scripts/check.sh)
+#   make check-bisect         build every step of the series
+#   make clean / distclean
+#
+# Knobs are passed to the scripts through the environment.
+SHELL := /bin/bash
+export SERIES TESTS EXTRA DEBUG LINUX_SRC TIMEOUT ACCEL
+
+S := scripts
+
+.PHONY: all deps prepare kernel initramfs qemu-test shell check \
+	check-bisect clean distclean help
+
+all: qemu-test
+
+help:
+	@sed -n '2,13s/^# \{0,1\}//p' Makefile
+
+deps:
+	@$(S)/install-deps.sh
+
+prepare: deps
+	@$(S)/prepare-tree.sh
+
+kernel: prepare
+	@$(S)/build-kernel.sh
+
+initramfs: kernel
+	@$(S)/build-initramfs.sh
+
+qemu-test: deps
+	@$(S)/qemu-test.sh
+
+shell: initramfs
+	@MODE=shell RESULTS=build/results/shell $(S)/run-qemu.sh
+
+check: deps
+	@$(S)/check.sh
+
+check-bisect: deps
+	@$(S)/check-bisect.sh
+
+clean:
+	rm -rf build/obj-* build/results
+
+distclean:
+	rm -rf build

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Build the guest's initramfs for one variant: busybox, bash, the tree's
+# vm selftests (gup_test, run_vmtests.sh), this repo's selftests, the
+# kernel's modules and, for EXTRA=DIR, the user's own test programs.
+set -eu
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+[ -f "$OBJ/arch/x86/boot/bzImage" ] || die "no kernel in $OBJ: run scripts/build-kernel.sh"
+root=$OBJ/initramfs
+ksft=$OBJ/kselftest
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,root,lib,selftests,extra}
+
+log "building tools/testing/selftests/vm (static)"
+mkdir -p "$ksft/vm"
+make -s -C "$TREE/tools/testing/selftests/vm" OUTPUT="$ksft/vm" \
+	KHDR_INCLUDES="-isystem $OBJ/usr/include" EXTRA_CFLAGS=-static \
+	LDFLAGS=-static CAN_BUILD_I386=0 >"$ksft.log" 2>&1 ||
+	{ tail -20 "$ksft.log" >&2; die "vm selftests failed to build, see $ksft.log"; }
+mkdir -p "$root/kselftest/vm"
+cp -a "$ksft/vm/." "$root/kselftest/vm/"
+cp "$TREE"/tools/testing/selftests/vm/*.sh "$root/kselftest/vm/"
+
+log "building selftests/"
+make -s -C "$TOP/selftests" TREE="$TREE" HDRS="$OBJ/usr/include" \
+	OUTPUT="$OBJ/selftests" >"$OBJ/selftests.log" 2>&1 ||
+	{ cat "$OBJ/selftests.log" >&2; die "selftests/ failed to build"; }
+find "$OBJ/selftests" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/selftests/" \;
+
+if [ -n "${EXTRA:-}" ]; then
+	[ -d "$EXTRA" ] || die "EXTRA=$EXTRA is not a directory"
+	cp -a "$EXTRA/." "$root/extra/"
+fi
+
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+cp /bin/bash-static "$root/bin/bash"
+cp "$TOP/initramfs/init" "$root/init"
+cp "$TOP/initramfs/run-suite" "$root/bin/run-suite"
+cp "$TOP/initramfs/suite" "$root/etc/suite"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnobody:x:65534:\n' >"$root/etc/group"
+[ -d "$OBJ/modinst/lib/modules" ] && cp -a "$OBJ/modinst/lib/modules" "$root/lib/"
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$OBJ/initramfs.cpio.gz"
+ls -l "$OBJ/initramfs.cpio.gz" >&2

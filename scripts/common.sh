@@ -1,0 +1,55 @@
+# shellcheck shell=bash
+# Shared settings and helpers, sourced by the other scripts.
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+SERIES=${SERIES:-patched}
+LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+LINUX_PKG=${LINUX_PKG:-linux-source-6.1}
+
+# The variant name keeps the patched and the stock kernel apart on disk.
+case "$SERIES" in
+none) VARIANT=none ;;
+patched | series | '') VARIANT=patched ;;
+*) echo "error: SERIES must be 'none' or unset (got '$SERIES')" >&2; exit 2 ;;
+esac
+export VARIANT
+TREE=$BUILD/tree-$VARIANT
+OBJ=$BUILD/obj-$VARIANT
+DEBUG=${DEBUG:-}
+[ -n "$DEBUG" ] && [ "$DEBUG" != 0 ] && OBJ=$OBJ-debug
+export TOP BUILD TREE OBJ
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# stage NAME CMD...: run one long step, saying what runs and how long it took.
+stage() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	log "stage $name: start"
+	"$@"
+	rc=$?
+	local what="done"
+	[ "$rc" -eq 0 ] || what="FAILED (exit $rc)"
+	log "stage $name: $what in $(($(date +%s) - t0))s"
+	return "$rc"
+}
+
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
+
+# Hash of everything that decides the content of the prepared tree.
+series_hash() {
+	if [ "$VARIANT" = none ]; then
+		echo none
+		return
+	fi
+	(
+		cd "$TOP" || exit 1
+		cat series
+		grep -v '^#' series | while read -r p; do
+			[ -n "$p" ] && cat "patches/$p"
+		done
+	) | sha256sum | cut -c1-16
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Boot the variant's kernel and initramfs in QEMU with the throttled test
+# disks and record the serial console in $RESULTS/console.log.
+# MODE=run (the suite, then power off) or MODE=shell (interactive).
+set -eu
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+# shellcheck source=scripts/qemu-x86_64.conf
+. "$(dirname "$0")/qemu-x86_64.conf"
+
+MODE=${MODE:-run}
+TIMEOUT=${TIMEOUT:-2400}
+RESULTS=${RESULTS:?RESULTS must name the results directory}
+kernel=$OBJ/$QEMU_KERNEL
+initrd=$OBJ/initramfs.cpio.gz
+if [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
+	die "kernel or initramfs missing in $OBJ"
+fi
+mkdir -p "$RESULTS"
+
+# Decide TCG or KVM once per machine: /dev/kvm may exist while a nested
+# guest hangs, so only a guest that really boots counts.
+accel() {
+	local cache=$BUILD/accel
+	case "${ACCEL:-auto}" in
+	tcg | kvm) echo "$ACCEL"; return ;;
+	esac
+	if [ ! -s "$cache" ]; then
+		local a=tcg
+		if [ -w /dev/kvm ]; then
+			log "probing KVM (30 s at most)"
+			# shellcheck disable=SC2086
+			if timeout -k 2 30 "$QEMU" $QEMU_MACHINE $QEMU_CPU_KVM -no-reboot \
+				-display none -monitor none -serial stdio -kernel "$kernel" \
+				-initrd "$initrd" -append "$QEMU_CMDLINE foll.mode=probe" \
+				</dev/null 2>/dev/null | grep -q FOLL-PIN-PROBE-OK; then
+				a=kvm
+			fi
+		fi
+		echo "$a" >"$cache"
+	fi
+	cat "$cache"
+}
+
+# Fresh test disks each boot; QEMU throttling makes every request slow so
+# that an O_DIRECT read stays in flight across fork() (dio_fork).
+disks=$OBJ/disks
+mkdir -p "$disks"
+truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img
+truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img
+mkfs.ext4 -q -F "$disks/ext4.img"
+mkfs.ext2 -q -F "$disks/ext2.img"
+throttle=throttling.iops-total=${DISK_IOPS:-20}
+drives=()
+for d in raw ext4 ext2; do
+	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d,$throttle"
+		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
+done
+
+a=$(accel)
+cpu=$QEMU_CPU_TCG
+[ "$a" = kvm ] && cpu=$QEMU_CPU_KVM
+append="$QEMU_CMDLINE foll.mode=$MODE"
+[ -n "${TESTS:-}" ] && append="$append foll.tests=$(echo "$TESTS" | tr ' ' ,)"
+echo "$a" >"$RESULTS/accel"
+log "booting $VARIANT kernel under $a ($MODE), timeout ${TIMEOUT}s"
+
+# shellcheck disable=SC2086
+set -- "$QEMU" $QEMU_MACHINE $cpu -no-reboot -kernel "$kernel" -initrd "$initrd" \
+	-append "$append" "${drives[@]}" -nic none
+if [ "$MODE" = shell ]; then
+	exec "$@" -nographic
+fi
+
+rc=0
+timeout -k 5 "$TIMEOUT" "$@" -display none -monitor none -serial stdio </dev/null \
+	2>"$RESULTS/qemu.stderr" | tee "$RESULTS/console.log" |
+	sed -un 's/^# START \(.*\)/  running \1/p' >&2 || rc=$?
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "timeout after ${TIMEOUT}s" >"$RESULTS/timeout"
+	log "guest timed out after ${TIMEOUT}s"
+elif [ "$rc" -ne 0 ]; then
+	log "qemu exited with $rc: $(head -c 500 "$RESULTS/qemu.stderr")"
+fi
+exit 0

@@ -1,0 +1,114 @@
+#!/bin/bash
+# Read a run's console log and decide: one row per test (the suite's own
+# KTAP lines, and each run_vmtests.sh test), a hung or crashed guest, and
+# any kernel splat. Writes results.ktap and summary.txt into the results
+# directory, prints the summary and exits 0 only if everything passed.
+# Usage: summarize.sh RESULTS_DIR
+set -eu
+res=${1:?usage: summarize.sh RESULTS_DIR}
+top=$(cd "$(dirname "$0")/.." && pwd)
+log=$res/console.log
+[ -f "$log" ] || { echo "error: no console log in $res" >&2; exit 2; }
+known=${KNOWN_FAILURES:-$top/selftests/known-failures}
+
+# Console lines without the carriage returns of the serial line.
+tr -d '\r' <"$log" >"$res/console.txt"
+sed -n '/^KTAP version 1/,/^# END OF SUITE/p' "$res/console.txt" >"$res/results.ktap"
+
+awk -v known="$known" -v tsv="$res/results.tsv" -v timedout="$([ -f "$res/timeout" ] && echo 1)" '
+BEGIN {
+	FS = "\t"
+	while ((getline line < known) > 0) {
+		if (line ~ /^#/ || line == "") continue
+		split(line, kf, "\t"); xfail[kf[1]] = kf[2]
+	}
+	FS = " "
+}
+function row(name, result, secs, note) {
+	if ((result == "FAIL") && (name in xfail)) {
+		result = "XFAIL"; note = xfail[name]
+	}
+	if (index(name, ": ")) has_sub[substr(name, 1, index(name, ": ") - 1)] = 1
+	n++; names[n] = name; results[n] = result; times[n] = secs; notes[n] = note
+	if (result == "FAIL" || result == "HANG" || result == "CRASH") bad++
+	if (result == "FAIL" && index(name, ": ")) sub_fail[substr(name, 1, index(name, ": ") - 1)]++
+}
+/^# START / { cur = substr($0, 9); started[cur] = 1; vmcmd = ""; next }
+/^# END OF SUITE/ { ended = 1; next }
+# run_vmtests.sh announces "running CMD" and ends each with [PASS] etc.
+cur == "run_vmtests" && /^    running / { vmcmd = substr($0, 13); next }
+cur == "run_vmtests" && vmcmd != "" && /^    \[(PASS|FAIL|SKIP)\]$/ {
+	r = substr($0, 6, 4)
+	row("run_vmtests: " vmcmd, r, "-", "")
+	vmcmd = ""; next
+}
+# A kselftest program'"'"'s own results, one level down.
+cur != "" && /^    (not )?ok [0-9]+ / {
+	sub(/^    /, "")
+	notok = ($1 == "not")
+	line = $0
+	sub(/^(not )?ok [0-9]+ /, "", line)
+	note = ""
+	if (match(line, / # .*/)) { note = substr(line, RSTART + 3); line = substr(line, 1, RSTART - 1) }
+	if (match(line, / \(.*\)$/)) { note = substr(line, RSTART + 2, RLENGTH - 3) (note == "" ? "" : "; " note); line = substr(line, 1, RSTART - 1) }
+	result = notok ? "FAIL" : (note ~ /^SKIP/ ? "SKIP" : "PASS")
+	row(cur ": " line, result, "-", note)
+	next
+}
+/^(not )?ok [0-9]+ / {
+	notok = ($1 == "not")
+	name = notok ? $4 : $3
+	secs = "-"; note = ""
+	if (match($0, /time=[0-9]+s/)) secs = substr($0, RSTART + 5, RLENGTH - 6)
+	if (match($0, / # .*/)) {
+		note = substr($0, RSTART + 3)
+		sub(/ *# *time=[0-9]+s/, "", note)
+		sub(/time=[0-9]+s/, "", note)
+	}
+	result = notok ? "FAIL" : (note ~ /^SKIP/ ? "SKIP" : "PASS")
+	# run_vmtests.sh fails when one of its tests does: judge it by them.
+	if (notok && (name in has_sub) && !(name in sub_fail)) {
+		result = "XFAIL"; note = "only known failures inside"
+	}
+	row(name, result, secs, note)
+	done_[name] = 1; cur = ""
+	next
+}
+END {
+	if (!ended) {
+		what = timedout ? "HANG" : "CRASH"
+		why = timedout ? "guest timed out in this test" : "guest stopped before the suite ended"
+		if (cur == "") { cur = "(boot)"; why = timedout ? "guest timed out before the suite started" : "guest never reached the suite" }
+		row(cur, what, "-", why)
+	}
+	printf "%-58s %-6s %6s  %s\n", "TEST", "RESULT", "SECS", "NOTE"
+	for (i = 1; i <= n; i++)
+		printf "%-58s %-6s %6s  %s\n", names[i], results[i], times[i], notes[i]
+	for (i = 1; i <= n; i++)
+		printf "%s\t%s\t%s\t%s\n", names[i], results[i], times[i], notes[i] > tsv
+	exit bad ? 1 : 0
+}' "$res/console.txt" >"$res/summary.txt" && ok=1 || ok=0
+
+# Kernel splats fail the run even when every test passed.
+pat='BUG:|WARNING:|Oops|KASAN|refcount_t:|list_del corruption|Kernel panic|INFO: task .* blocked'
+grep -E "$pat" "$res/console.txt" >"$res/splats.txt" || true
+[ -s "$res/splats.txt" ] && ok=0
+
+{
+	cat "$res/summary.txt"
+	echo
+	[ -f "$res/base" ] && echo "base:    $(cat "$res/base")"
+	[ -f "$res/applied" ] && echo "applied: $(wc -l <"$res/applied") patches (list in $res/applied)"
+	[ -f "$res/accel" ] && echo "accel:   $(cat "$res/accel")"
+	[ -f "$res/boot-seconds" ] && echo "boot to verdict: $(cat "$res/boot-seconds")s"
+	if [ -s "$res/splats.txt" ]; then
+		echo "kernel splats in the console log ($(wc -l <"$res/splats.txt")):"
+		sed 's/^/  /' "$res/splats.txt" | head -20
+	fi
+	pass=$(grep -c ' PASS ' "$res/summary.txt" || true)
+	fail=$(grep -cE ' (FAIL|HANG|CRASH) ' "$res/summary.txt" || true)
+	skip=$(grep -cE ' (SKIP|XFAIL) ' "$res/summary.txt" || true)
+	echo "verdict: $([ "$ok" = 1 ] && echo PASS || echo FAIL) ($res)"
+	echo "$pass passed, $fail failed, $skip skipped"
+} | tee "$res/verdict.txt"
+[ "$ok" = 1 ]

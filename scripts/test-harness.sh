@@ -1,0 +1,77 @@
+#!/bin/bash
+# The harness must be able to fail: feed canned console logs to the
+# summarizer and a broken patch to prepare-tree, and check each verdict.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+data=$top/scripts/testdata
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+
+expect() { # NAME WANT_RC GREP_PATTERN CMD...
+	local name=$1 want=$2 pat=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	if { [ "$want" = 0 ] && [ "$rc" -eq 0 ]; } || { [ "$want" != 0 ] && [ "$rc" -ne 0 ]; }; then
+		if printf '%s\n' "$out" | grep -qE "$pat"; then
+			echo "ok - $name"
+			passes=$((passes + 1))
+			return
+		fi
+	fi
+	echo "FAIL - $name (exit $rc, wanted $want and /$pat/):"
+	printf '%s\n' "$out" | sed 's/^/    /' | tail -15
+	fails=$((fails + 1))
+}
+
+canned() { # LOG [timeout]
+	local d=$tmp/$1${2:+-$2}
+	mkdir -p "$d"
+	cp "$data/$1.log" "$d/console.log"
+	[ -n "${2:-}" ] && echo "timeout" >"$d/timeout"
+	"$top/scripts/summarize.sh" "$d"
+}
+
+expect "a clean run passes" 0 '^verdict: PASS' canned pass
+expect "a failing selftest fails the run" 1 'dio_fork: dio_fork_blkdev_aio +FAIL .*lost 198/200' canned selftest-fails
+expect "a WARN in the console fails the run" 1 '^  WARNING: CPU: 0 PID: 77' canned warn
+expect "a leaked pin fails the run" 1 'foll_pin_balance +FAIL .*leaked 4 pins' canned pin-leak
+expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' canned hang timeout
+expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
+
+# A patch that no longer applies: a scratch project on a tiny base repo.
+mkdir -p "$tmp/src" "$tmp/proj/patches" "$tmp/proj/scripts"
+(cd "$tmp/src" && git init -q -b main && printf 'one\ntwo\nthree\n' >f &&
+	git add f && git -c user.name=t -c user.email=t@t commit -qm base)
+cat >"$tmp/proj/patches/0001-bad.patch" <<'P'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Test <t@t>
+Date: Mon, 1 Jan 2024 00:00:00 +0000
+Subject: [PATCH] change a line that is not there
+
+---
+ f | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/f b/f
+--- a/f
++++ b/f
+@@ -1,3 +1,3 @@
+ one
+-deux
++2
+ three
+P
+echo 0001-bad.patch >"$tmp/proj/series"
+cp "$top"/scripts/{common.sh,prepare-tree.sh} "$tmp/proj/scripts/"
+expect "a patch that does not apply is named" 1 \
+	'patch does not apply: patches/0001-bad.patch' \
+	env TOP="$tmp/proj" BUILD="$tmp/proj/build" LINUX_SRC="$tmp/src" SERIES= \
+	"$tmp/proj/scripts/prepare-tree.sh"
+expect "the user's checkout is left untouched" 0 '^untouched$' \
+	bash -c "cd '$tmp/src' && [ -z \"\$(git status --porcelain)\" ] &&
+		[ \"\$(git rev-parse --abbrev-ref HEAD)\" = main ] && echo untouched"
+
+echo "harness: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

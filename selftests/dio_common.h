@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the direct I/O selftests: finding the harness's test
+ * disks, Linux AIO and io_uring through raw system calls (no libaio or
+ * liburing in the guest), and the FOLL_PIN vmstat counters.
+ */
+#ifndef DIO_COMMON_H
+#define DIO_COMMON_H
+
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <linux/io_uring.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/*
+ * Find the block device whose virtio serial is @serial (the harness names
+ * its disks "dio-raw", "dio-ext4", "dio-ext2"); fill @path with /dev/NAME.
+ */
+static inline int find_disk(const char *serial, char *path, size_t len)
+{
+	static const char *const names[] = { "vda", "vdb", "vdc", "vdd", "vde", "vdf" };
+	char buf[64], sys[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		FILE *f;
+
+		snprintf(sys, sizeof(sys), "/sys/block/%s/serial", names[i]);
+		f = fopen(sys, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			if (!strcmp(buf, serial)) {
+				fclose(f);
+				snprintf(path, len, "/dev/%s", names[i]);
+				return 0;
+			}
+		}
+		fclose(f);
+	}
+	return -1;
+}
+
+/* Read one counter from /proc/vmstat, after folding the per-cpu deltas. */
+static inline long vmstat_read(const char *name)
+{
+	char key[64];
+	long val, ret = -1;
+	FILE *f;
+	int fd;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd >= 0) {
+		/* EINVAL only says some counter went negative: ignore. */
+		ssize_t n = write(fd, "1", 1);
+
+		(void)n;
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2)
+		if (!strcmp(key, name)) {
+			ret = val;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+static inline long pins_acquired(void)
+{
+	return vmstat_read("nr_foll_pin_acquired");
+}
+
+static inline long pins_released(void)
+{
+	return vmstat_read("nr_foll_pin_released");
+}
+
+/* Linux AIO, one request at a time. */
+static inline int aio_setup(aio_context_t *ctx)
+{
+	*ctx = 0;
+	return syscall(__NR_io_setup, 8, ctx);
+}
+
+static inline int aio_submit_rw(aio_context_t ctx, int fd, int write,
+				void *buf, size_t len, off_t off)
+{
+	struct iocb cb = { 0 }, *cbs[1] = { &cb };
+
+	cb.aio_fildes = fd;
+	cb.aio_lio_opcode = write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
+	cb.aio_buf = (unsigned long)buf;
+	cb.aio_nbytes = len;
+	cb.aio_offset = off;
+	return syscall(__NR_io_submit, ctx, 1, cbs);
+}
+
+/* Wait for the one request; return its result (bytes or -errno). */
+static inline long aio_wait(aio_context_t ctx)
+{
+	struct io_event ev;
+	int ret;
+
+	do {
+		ret = syscall(__NR_io_getevents, ctx, 1, 1, &ev, NULL);
+	} while (ret < 0 && errno == EINTR);
+	return ret == 1 ? (long)ev.res : -errno;
+}
+
+static inline void aio_destroy(aio_context_t ctx)
+{
+	syscall(__NR_io_destroy, ctx);
+}
+
+/* A minimal io_uring: one SQE, one CQE at a time. */
+struct uring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	void *sq_ring, *cq_ring;
+	size_t sq_len, cq_len, sqes_len;
+};
+
+static inline int uring_setup(struct uring *r)
+{
+	struct io_uring_params p = { 0 };
+
+	r->fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (r->fd < 0)
+		return -1;
+	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sq_ring = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  r->fd, IORING_OFF_SQ_RING);
+	r->cq_ring = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       r->fd, IORING_OFF_SQES);
+	if (r->sq_ring == MAP_FAILED || r->cq_ring == MAP_FAILED ||
+	    r->sqes == MAP_FAILED)
+		return -1;
+	r->sq_tail = (unsigned int *)((char *)r->sq_ring + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)((char *)r->sq_ring + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)((char *)r->sq_ring + p.sq_off.array);
+	r->cq_head = (unsigned int *)((char *)r->cq_ring + p.cq_off.head);
+	r->cq_tail = (unsigned int *)((char *)r->cq_ring + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)((char *)r->cq_ring + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)((char *)r->cq_ring + p.cq_off.cqes);
+	return 0;
+}
+
+static inline int uring_submit_rw(struct uring *r, int fd, int write,
+				  void *buf, size_t len, off_t off)
+{
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = write ? IORING_OP_WRITE : IORING_OP_READ;
+	sqe->fd = fd;
+	sqe->addr = (unsigned long)buf;
+	sqe->len = len;
+	sqe->off = off;
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	return syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0);
+}
+
+static inline long uring_wait(struct uring *r)
+{
+	unsigned int head = *r->cq_head;
+	long res;
+
+	while (__atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE) == head) {
+		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 && errno != EINTR)
+			return -errno;
+	}
+	res = r->cqes[head & *r->cq_mask].res;
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+static inline void uring_destroy(struct uring *r)
+{
+	munmap(r->sqes, r->sqes_len);
+	munmap(r->cq_ring, r->cq_len);
+	munmap(r->sq_ring, r->sq_len);
+	close(r->fd);
+}
+
+#endif /* DIO_COMMON_H */

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dio_fork: an O_DIRECT read in flight across fork() must land in the
+ * parent's buffer.
+ *
+ * The parent submits an asynchronous O_DIRECT read into the first half of
+ * an anonymous page, forks while the read is in flight (the harness
+ * throttles the test disks so that each request takes tens of
+ * milliseconds), then writes to the second half of the same page. If the
+ * direct I/O path only took a page reference (FOLL_GET), fork() shares
+ * the page copy-on-write and the parent's write gives the parent a fresh
+ * copy: the device's data lands in the page the child keeps and the
+ * parent's buffer never sees it. With FOLL_PIN, fork() sees a maybe-DMA-
+ * pinned page and copies it for the child instead.
+ *
+ * Variants: Linux AIO and io_uring on a raw virtio block device, AIO on
+ * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c).
+ * Usage: dio_fork [iterations per variant]
+ */
+#include <sys/wait.h>
+#include "dio_common.h"
+#include "kselftest.h"
+
+#define REGION		(1 << 20)
+#define READ_LEN	2048
+
+static long page_size;
+
+static unsigned char pattern(long off)
+{
+	return 0x5a ^ (off / 512) ^ ((off / 512) >> 8);
+}
+
+static int prefill(int fd)
+{
+	unsigned char *buf;
+	long i;
+	int ret;
+
+	buf = aligned_alloc(page_size, REGION);
+	if (!buf)
+		return -1;
+	for (i = 0; i < REGION; i++)
+		buf[i] = pattern(i);
+	ret = pwrite(fd, buf, REGION, 0) == REGION ? 0 : -1;
+	free(buf);
+	return ret;
+}
+
+/* One attempt; returns 1 if the read data was lost, 0 if kept, -1 on error. */
+static int attempt(int fd, int use_uring, void *ctxp, long off)
+{
+	unsigned char *buf;
+	int pipefd[2], lost = 0, i;
+	long res;
+	pid_t pid;
+
+	buf = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED || pipe(pipefd))
+		return -1;
+	memset(buf, 0, page_size);
+
+	if (use_uring)
+		res = uring_submit_rw(ctxp, fd, 0, buf, READ_LEN, off);
+	else
+		res = aio_submit_rw(*(aio_context_t *)ctxp, fd, 0, buf,
+				    READ_LEN, off);
+	if (res != 1) {
+		ksft_print_msg("submit: %s\n", strerror(errno));
+		return -1;
+	}
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		close(pipefd[1]);
+		/* Keep the shared page mapped until the parent is done. */
+		if (read(pipefd[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+
+	/* Another byte of the same page: a COW fault in the parent. */
+	buf[page_size - 1] = 1;
+
+	res = use_uring ? uring_wait(ctxp) : aio_wait(*(aio_context_t *)ctxp);
+	if (res != READ_LEN) {
+		ksft_print_msg("read returned %ld\n", res);
+		lost = -1;
+	} else {
+		for (i = 0; i < READ_LEN; i++)
+			if (buf[i] != pattern(off + i)) {
+				lost = 1;
+				break;
+			}
+	}
+	close(pipefd[1]);
+	waitpid(pid, NULL, 0);
+	munmap(buf, page_size);
+	return lost;
+}
+
+static int open_target(const char *serial, const char *fs, char *name, size_t len)
+{
+	char dev[32], mnt[64], path[96];
+	int fd;
+
+	if (find_disk(serial, dev, sizeof(dev)))
+		return -ENODEV;
+	if (!fs) {
+		snprintf(name, len, "%s", dev);
+		return open(dev, O_RDWR | O_DIRECT);
+	}
+	snprintf(mnt, sizeof(mnt), "/mnt/%s", serial);
+	mkdir(mnt, 0755);
+	if (mount(dev, mnt, fs, 0, NULL) && errno != EBUSY)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/dio_fork.dat", mnt);
+	snprintf(name, len, "%s", path);
+	fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0644);
+	if (fd >= 0 && ftruncate(fd, REGION)) {
+		close(fd);
+		return -errno;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static void run_variant(const char *tname, const char *serial, const char *fs,
+			int use_uring, int iterations)
+{
+	long acq0, rel0, acq1, rel1;
+	struct uring ring;
+	aio_context_t ctx;
+	int fd, i, lost = 0, err = 0;
+	char name[96];
+	void *ctxp;
+
+	fd = open_target(serial, fs, name, sizeof(name));
+	if (fd == -ENODEV) {
+		ksft_test_result_skip("%s: no disk with serial %s\n", tname, serial);
+		return;
+	}
+	if (fd < 0) {
+		ksft_test_result_fail("%s: open: %s\n", tname, strerror(-fd));
+		return;
+	}
+	if (prefill(fd)) {
+		ksft_test_result_fail("%s: prefill %s: %s\n", tname, name,
+				      strerror(errno));
+		close(fd);
+		return;
+	}
+	if (use_uring ? uring_setup(&ring) : aio_setup(&ctx)) {
+		ksft_test_result_fail("%s: %s setup: %s\n", tname,
+				      use_uring ? "io_uring" : "aio",
+				      strerror(errno));
+		close(fd);
+		return;
+	}
+	ctxp = use_uring ? (void *)&ring : (void *)&ctx;
+
+	acq0 = pins_acquired();
+	rel0 = pins_released();
+	for (i = 0; i < iterations; i++) {
+		int r = attempt(fd, use_uring, ctxp,
+				(i * page_size) % REGION);
+
+		if (r < 0) {
+			err = 1;
+			break;
+		}
+		lost += r;
+	}
+	acq1 = pins_acquired();
+	rel1 = pins_released();
+
+	if (use_uring)
+		uring_destroy(&ring);
+	else
+		aio_destroy(ctx);
+	close(fd);
+	if (fs) {
+		char mnt[64];
+
+		snprintf(mnt, sizeof(mnt), "/mnt/%s", serial);
+		umount(mnt);
+	}
+
+	ksft_print_msg("%s on %s: lost %d/%d, pins acquired %ld released %ld\n",
+		       tname, name, lost, i, acq1 - acq0, rel1 - rel0);
+	if (err)
+		ksft_test_result_fail("%s: I/O error after %d iterations\n", tname, i);
+	else
+		ksft_test_result(lost == 0, "%s (lost %d/%d)\n", tname, lost, i);
+}
+
+int main(int argc, char **argv)
+{
+	int iterations = argc > 1 ? atoi(argv[1]) : 200;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	ksft_print_header();
+	ksft_set_plan(4);
+	run_variant("dio_fork_blkdev_aio", "dio-raw", NULL, 0, iterations);
+	run_variant("dio_fork_blkdev_io_uring", "dio-raw", NULL, 1, iterations);
+	run_variant("dio_fork_ext4_aio", "dio-ext4", "ext4", 0, iterations);
+	run_variant("dio_fork_ext2_aio", "dio-ext2", "ext2", 0, iterations);
+	ksft_finished();
+}
