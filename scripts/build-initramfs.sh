@@ -40,6 +40,7 @@ done
 cp /bin/bash-static "$root/bin/bash"
 cp "$TOP/initramfs/init" "$root/init"
 cp "$TOP/initramfs/run-suite" "$root/bin/run-suite"
+cp "$TOP/initramfs/sudo" "$root/bin/sudo"
 cp "$TOP/initramfs/suite" "$root/etc/suite"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnobody:x:65534:\n' >"$root/etc/group"

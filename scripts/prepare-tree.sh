@@ -28,8 +28,11 @@ else
 		(
 			cd "$BASE_REPO.tmp"
 			git init -q -b debian
-			git config user.name "${GIT_AUTHOR_NAME:-foll-pin harness}"
-			git config user.email "${GIT_AUTHOR_EMAIL:-harness@localhost}"
+			# git am needs a committer; keep the user's if they have one.
+			git config user.email >/dev/null ||
+				git config user.email harness@localhost
+			git config user.name >/dev/null ||
+				git config user.name "foll-pin harness"
 			git config gc.auto 0
 			# Debian's top-level .gitignore ignores everything: force.
 			git add -A -f

@@ -46,8 +46,8 @@ accel() {
 # that an O_DIRECT read stays in flight across fork() (dio_fork).
 disks=$OBJ/disks
 mkdir -p "$disks"
-truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img
-truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img
+truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.img
+truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.img
 mkfs.ext4 -q -F "$disks/ext4.img"
 mkfs.ext2 -q -F "$disks/ext2.img"
 throttle=throttling.iops-total=${DISK_IOPS:-20}
@@ -56,6 +56,10 @@ for d in raw ext4 ext2; do
 	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d,$throttle"
 		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
 done
+# The SG_IO tests' disk: virtio-scsi, so the guest sees /dev/sda.
+drives+=(-device "virtio-scsi-pci,id=scsi0"
+	-drive "file=$disks/sg.img,format=raw,if=none,id=sg,$throttle"
+	-device "scsi-hd,drive=sg,bus=scsi0.0,serial=dio-sg")
 
 a=$(accel)
 cpu=$QEMU_CPU_TCG

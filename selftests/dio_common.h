@@ -12,12 +12,14 @@
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/io_uring.h>
+#include <scsi/sg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,6 +49,22 @@ static inline int find_disk(const char *serial, char *path, size_t len)
 			}
 		}
 		fclose(f);
+	}
+	return -1;
+}
+
+/* The harness's one SCSI disk (virtio-scsi): fill @path with /dev/sdX. */
+static inline int find_scsi_disk(char *path, size_t len)
+{
+	char sys[64];
+	char c;
+
+	for (c = 'a'; c <= 'd'; c++) {
+		snprintf(sys, sizeof(sys), "/sys/block/sd%c", c);
+		if (!access(sys, F_OK)) {
+			snprintf(path, len, "/dev/sd%c", c);
+			return 0;
+		}
 	}
 	return -1;
 }
@@ -87,6 +105,34 @@ static inline long pins_acquired(void)
 static inline long pins_released(void)
 {
 	return vmstat_read("nr_foll_pin_released");
+}
+
+/* Fill @hdr for a SCSI READ(10) of @len bytes at byte offset @off into @buf. */
+static inline void sg_read10(struct sg_io_hdr *hdr, unsigned char *cdb,
+			     unsigned char *sense, size_t sense_len,
+			     void *buf, size_t len, off_t off)
+{
+	unsigned long lba = off / 512;
+	unsigned int blocks = len / 512;
+
+	memset(cdb, 0, 10);
+	cdb[0] = 0x28;
+	cdb[2] = lba >> 24;
+	cdb[3] = lba >> 16;
+	cdb[4] = lba >> 8;
+	cdb[5] = lba;
+	cdb[7] = blocks >> 8;
+	cdb[8] = blocks;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->interface_id = 'S';
+	hdr->dxfer_direction = SG_DXFER_FROM_DEV;
+	hdr->cmd_len = 10;
+	hdr->cmdp = cdb;
+	hdr->dxferp = buf;
+	hdr->dxfer_len = len;
+	hdr->sbp = sense;
+	hdr->mx_sb_len = sense_len;
+	hdr->timeout = 20000;
 }
 
 /* Linux AIO, one request at a time. */

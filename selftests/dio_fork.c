@@ -14,9 +14,12 @@
  * pinned page and copies it for the child instead.
  *
  * Variants: Linux AIO and io_uring on a raw virtio block device, AIO on
- * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c).
+ * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c), and an
+ * SG_IO READ(10) on a virtio-scsi disk (blk_rq_map_user_iov()), issued
+ * from a second thread because SG_IO blocks.
  * Usage: dio_fork [iterations per variant]
  */
+#include <pthread.h>
 #include <sys/wait.h>
 #include "dio_common.h"
 #include "kselftest.h"
@@ -47,9 +50,27 @@ static int prefill(int fd)
 	return ret;
 }
 
-/* One attempt; returns 1 if the read data was lost, 0 if kept, -1 on error. */
-static int attempt(int fd, int use_uring, void *ctxp, long off)
+struct sg_req {
+	int fd, ret;
+	struct sg_io_hdr hdr;
+	unsigned char cdb[10], sense[32];
+};
+
+static void *sg_thread(void *arg)
 {
+	struct sg_req *r = arg;
+
+	r->ret = ioctl(r->fd, SG_IO, &r->hdr);
+	return NULL;
+}
+
+enum submit { VIA_AIO, VIA_URING, VIA_SG_IO };
+
+/* One attempt; returns 1 if the read data was lost, 0 if kept, -1 on error. */
+static int attempt(int fd, enum submit via, void *ctxp, long off)
+{
+	struct sg_req sg;
+	pthread_t thread;
 	unsigned char *buf;
 	int pipefd[2], lost = 0, i;
 	long res;
@@ -61,11 +82,19 @@ static int attempt(int fd, int use_uring, void *ctxp, long off)
 		return -1;
 	memset(buf, 0, page_size);
 
-	if (use_uring)
+	if (via == VIA_SG_IO) {
+		sg.fd = fd;
+		sg_read10(&sg.hdr, sg.cdb, sg.sense, sizeof(sg.sense), buf,
+			  READ_LEN, off);
+		res = pthread_create(&thread, NULL, sg_thread, &sg) ? -1 : 1;
+		/* Let the thread map the buffer and queue the command. */
+		usleep(5000);
+	} else if (via == VIA_URING) {
 		res = uring_submit_rw(ctxp, fd, 0, buf, READ_LEN, off);
-	else
+	} else {
 		res = aio_submit_rw(*(aio_context_t *)ctxp, fd, 0, buf,
 				    READ_LEN, off);
+	}
 	if (res != 1) {
 		ksft_print_msg("submit: %s\n", strerror(errno));
 		return -1;
@@ -88,7 +117,15 @@ static int attempt(int fd, int use_uring, void *ctxp, long off)
 	/* Another byte of the same page: a COW fault in the parent. */
 	buf[page_size - 1] = 1;
 
-	res = use_uring ? uring_wait(ctxp) : aio_wait(*(aio_context_t *)ctxp);
+	if (via == VIA_SG_IO) {
+		pthread_join(thread, NULL);
+		res = (sg.ret == 0 && sg.hdr.status == 0) ?
+			READ_LEN - sg.hdr.resid : -EIO;
+	} else if (via == VIA_URING) {
+		res = uring_wait(ctxp);
+	} else {
+		res = aio_wait(*(aio_context_t *)ctxp);
+	}
 	if (res != READ_LEN) {
 		ksft_print_msg("read returned %ld\n", res);
 		lost = -1;
@@ -110,7 +147,8 @@ static int open_target(const char *serial, const char *fs, char *name, size_t le
 	char dev[32], mnt[64], path[96];
 	int fd;
 
-	if (find_disk(serial, dev, sizeof(dev)))
+	if (!strcmp(serial, "dio-sg") ? find_scsi_disk(dev, sizeof(dev)) :
+	    find_disk(serial, dev, sizeof(dev)))
 		return -ENODEV;
 	if (!fs) {
 		snprintf(name, len, "%s", dev);
@@ -131,7 +169,7 @@ static int open_target(const char *serial, const char *fs, char *name, size_t le
 }
 
 static void run_variant(const char *tname, const char *serial, const char *fs,
-			int use_uring, int iterations)
+			enum submit via, int iterations)
 {
 	long acq0, rel0, acq1, rel1;
 	struct uring ring;
@@ -155,20 +193,20 @@ static void run_variant(const char *tname, const char *serial, const char *fs,
 		close(fd);
 		return;
 	}
-	if (use_uring ? uring_setup(&ring) : aio_setup(&ctx)) {
+	if ((via == VIA_URING && uring_setup(&ring)) ||
+	    (via == VIA_AIO && aio_setup(&ctx))) {
 		ksft_test_result_fail("%s: %s setup: %s\n", tname,
-				      use_uring ? "io_uring" : "aio",
+				      via == VIA_URING ? "io_uring" : "aio",
 				      strerror(errno));
 		close(fd);
 		return;
 	}
-	ctxp = use_uring ? (void *)&ring : (void *)&ctx;
+	ctxp = via == VIA_URING ? (void *)&ring : (void *)&ctx;
 
 	acq0 = pins_acquired();
 	rel0 = pins_released();
 	for (i = 0; i < iterations; i++) {
-		int r = attempt(fd, use_uring, ctxp,
-				(i * page_size) % REGION);
+		int r = attempt(fd, via, ctxp, (i * page_size) % REGION);
 
 		if (r < 0) {
 			err = 1;
@@ -179,9 +217,9 @@ static void run_variant(const char *tname, const char *serial, const char *fs,
 	acq1 = pins_acquired();
 	rel1 = pins_released();
 
-	if (use_uring)
+	if (via == VIA_URING)
 		uring_destroy(&ring);
-	else
+	else if (via == VIA_AIO)
 		aio_destroy(ctx);
 	close(fd);
 	if (fs) {
@@ -205,10 +243,12 @@ int main(int argc, char **argv)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	ksft_print_header();
-	ksft_set_plan(4);
-	run_variant("dio_fork_blkdev_aio", "dio-raw", NULL, 0, iterations);
-	run_variant("dio_fork_blkdev_io_uring", "dio-raw", NULL, 1, iterations);
-	run_variant("dio_fork_ext4_aio", "dio-ext4", "ext4", 0, iterations);
-	run_variant("dio_fork_ext2_aio", "dio-ext2", "ext2", 0, iterations);
+	ksft_set_plan(5);
+	run_variant("dio_fork_blkdev_aio", "dio-raw", NULL, VIA_AIO, iterations);
+	run_variant("dio_fork_blkdev_io_uring", "dio-raw", NULL, VIA_URING,
+		    iterations);
+	run_variant("dio_fork_ext4_aio", "dio-ext4", "ext4", VIA_AIO, iterations);
+	run_variant("dio_fork_ext2_aio", "dio-ext2", "ext2", VIA_AIO, iterations);
+	run_variant("dio_fork_sg_io", "dio-sg", NULL, VIA_SG_IO, iterations);
 	ksft_finished();
 }

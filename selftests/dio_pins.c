@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dio_pins: direct I/O holds user pages with FOLL_PIN, counts them in
+ * /proc/vmstat, releases every pin at completion, and bad input gets an
+ * errno without leaking a pin.
+ *
+ * Runs on the harness's "dio-raw" virtio disk and, for SG_IO, on the
+ * first SCSI disk (virtio-scsi).
+ */
+#include <sys/uio.h>
+#include "dio_common.h"
+#include "kselftest.h"
+
+#define NPAGES	16
+
+static long page_size;
+
+struct pins {
+	long acq, rel;
+};
+
+static struct pins pins_now(void)
+{
+	struct pins p = { pins_acquired(), pins_released() };
+
+	return p;
+}
+
+static void *map_pages(int n, int prot)
+{
+	void *p = mmap(NULL, n * page_size, prot, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Both deltas since @p0, and whether every pin taken was released. */
+static int balanced(struct pins p0, long *acq, long *rel)
+{
+	struct pins p1 = pins_now();
+
+	*acq = p1.acq - p0.acq;
+	*rel = p1.rel - p0.rel;
+	return *acq == *rel;
+}
+
+static void test_read_counted(int fd)
+{
+	char *buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	struct pins p0;
+	long acq, rel;
+	ssize_t n;
+
+	memset(buf, 1, NPAGES * page_size);
+	p0 = pins_now();
+	n = pread(fd, buf, NPAGES * page_size, 0);
+	balanced(p0, &acq, &rel);
+	ksft_print_msg("read %zd bytes: pins acquired %ld released %ld\n",
+		       n, acq, rel);
+	ksft_test_result(n == NPAGES * page_size && acq == NPAGES && rel == NPAGES,
+			 "dio_pins_read_counted\n");
+	munmap(buf, NPAGES * page_size);
+}
+
+static void test_write_zero_page(int fd)
+{
+	/* Never touched: the write's source pages map the shared zero page. */
+	char *buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	char *check = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	struct pins p0;
+	long acq, rel;
+	ssize_t n, m;
+	int zero = 1, i;
+
+	p0 = pins_now();
+	n = pwrite(fd, buf, NPAGES * page_size, 0);
+	balanced(p0, &acq, &rel);
+	memset(check, 0xff, NPAGES * page_size);
+	m = pread(fd, check, NPAGES * page_size, 0);
+	for (i = 0; i < NPAGES * page_size; i++)
+		if (check[i]) {
+			zero = 0;
+			break;
+		}
+	ksft_print_msg("zero-page write %zd bytes: pins acquired %ld released %ld\n",
+		       n, acq, rel);
+	ksft_test_result(n == NPAGES * page_size && m == n && zero &&
+			 acq == 0 && rel == 0, "dio_pins_zero_page_not_pinned\n");
+	munmap(buf, NPAGES * page_size);
+	munmap(check, NPAGES * page_size);
+}
+
+static void test_misaligned(int fd)
+{
+	char *buf = map_pages(2, PROT_READ | PROT_WRITE);
+	struct pins p0 = pins_now();
+	ssize_t a, b;
+	int ea, eb;
+	long acq, rel;
+
+	a = pread(fd, buf + 1, page_size, 0);
+	ea = errno;
+	b = pread(fd, buf, page_size, 100);
+	eb = errno;
+	ksft_test_result(a == -1 && ea == EINVAL && b == -1 && eb == EINVAL &&
+			 balanced(p0, &acq, &rel),
+			 "dio_pins_misaligned_einval\n");
+	munmap(buf, 2 * page_size);
+}
+
+static void test_unmapped_tail(int fd)
+{
+	char *buf = map_pages(2, PROT_READ | PROT_WRITE);
+	struct pins p0;
+	long acq, rel;
+	ssize_t n;
+
+	munmap(buf + page_size, page_size);
+	p0 = pins_now();
+	n = pread(fd, buf, 2 * page_size, 0);
+	ksft_print_msg("read over an unmapped tail: %zd (%s)\n", n,
+		       n < 0 ? strerror(errno) : "short");
+	ksft_test_result((n == page_size || (n == -1 && errno == EFAULT)) &&
+			 balanced(p0, &acq, &rel),
+			 "dio_pins_unmapped_tail_short_no_leak\n");
+	munmap(buf, page_size);
+}
+
+static void test_too_many_iovecs(int fd)
+{
+	int cnt = 1025;	/* UIO_MAXIOV + 1 */
+	struct iovec *iov = calloc(cnt, sizeof(*iov));
+	char *buf = map_pages(1, PROT_READ | PROT_WRITE);
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < cnt; i++) {
+		iov[i].iov_base = buf;
+		iov[i].iov_len = 512;
+	}
+	n = preadv(fd, iov, cnt, 0);
+	ksft_test_result(n == -1 && errno == EINVAL, "dio_pins_uio_maxiov_einval\n");
+	free(iov);
+	munmap(buf, page_size);
+}
+
+static void test_readonly_target(int fd)
+{
+	char *buf = map_pages(1, PROT_READ);
+	struct pins p0 = pins_now();
+	long acq, rel;
+	ssize_t n;
+
+	n = pread(fd, buf, page_size, 0);
+	ksft_test_result(n == -1 && errno == EFAULT && balanced(p0, &acq, &rel),
+			 "dio_pins_readonly_target_efault\n");
+	munmap(buf, page_size);
+}
+
+static void test_sg_io_counted(void)
+{
+	unsigned char cdb[10], sense[32];
+	char dev[32], *buf;
+	struct sg_io_hdr hdr;
+	struct pins p0;
+	long acq, rel;
+	int fd, ret;
+
+	if (find_scsi_disk(dev, sizeof(dev))) {
+		ksft_test_result_skip("dio_pins_sg_io_counted: no SCSI disk\n");
+		return;
+	}
+	fd = open(dev, O_RDWR);
+	buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	if (fd < 0 || !buf) {
+		ksft_test_result_fail("dio_pins_sg_io_counted: open %s: %s\n",
+				      dev, strerror(errno));
+		return;
+	}
+	memset(buf, 1, NPAGES * page_size);
+	sg_read10(&hdr, cdb, sense, sizeof(sense), buf, NPAGES * page_size, 0);
+	p0 = pins_now();
+	ret = ioctl(fd, SG_IO, &hdr);
+	balanced(p0, &acq, &rel);
+	ksft_print_msg("SG_IO READ(10) of %d pages on %s: ret %d status %d, pins acquired %ld released %ld\n",
+		       NPAGES, dev, ret, hdr.status, acq, rel);
+	ksft_test_result(ret == 0 && hdr.status == 0 && acq == NPAGES &&
+			 rel == NPAGES, "dio_pins_sg_io_counted\n");
+	munmap(buf, NPAGES * page_size);
+	close(fd);
+}
+
+int main(void)
+{
+	char dev[32];
+	int fd;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	ksft_print_header();
+	ksft_set_plan(7);
+	if (find_disk("dio-raw", dev, sizeof(dev)))
+		ksft_exit_skip("no disk with serial dio-raw\n");
+	fd = open(dev, O_RDWR | O_DIRECT);
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", dev, strerror(errno));
+
+	test_read_counted(fd);
+	test_write_zero_page(fd);
+	test_misaligned(fd);
+	test_unmapped_tail(fd);
+	test_too_many_iovecs(fd);
+	test_readonly_target(fd);
+	test_sg_io_counted();
+	close(fd);
+	ksft_finished();
+}
