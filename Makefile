@@ -6,6 +6,7 @@
 #   make shell                boot the same kernel to an interactive shell
 #   make check                the project's tests (see scripts/check.sh)
 #   make check-bisect         build every step of the series
+#   make bench                fio IOPS, stock vs patched (ROUNDS=3)
 #   make clean / distclean
 #
 # Knobs are passed to the scripts through the environment.
@@ -15,12 +16,12 @@ export SERIES TESTS EXTRA DEBUG LINUX_SRC TIMEOUT ACCEL
 S := scripts
 
 .PHONY: all deps prepare kernel initramfs qemu-test shell check \
-	check-bisect clean distclean help
+	check-bisect bench clean distclean help
 
 all: qemu-test
 
 help:
-	@sed -n '2,13s/^# \{0,1\}//p' Makefile
+	@sed -n '2,14s/^# \{0,1\}//p' Makefile
 
 deps:
 	@$(S)/install-deps.sh
@@ -45,6 +46,10 @@ check: deps
 
 check-bisect: deps
 	@$(S)/check-bisect.sh
+
+bench: deps
+	@EXTRA_PKGS=fio $(S)/install-deps.sh
+	@$(S)/bench.sh
 
 clean:
 	rm -rf build/obj-* build/results

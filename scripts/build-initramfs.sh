@@ -8,6 +8,11 @@ set -eu
 
 [ -f "$OBJ/arch/x86/boot/bzImage" ] || die "no kernel in $OBJ: run scripts/build-kernel.sh"
 root=$OBJ/initramfs
+image=$OBJ/initramfs.cpio.gz
+if [ -n "${BENCH:-}" ]; then
+	root=$OBJ/initramfs-bench
+	image=$OBJ/initramfs-bench.cpio.gz
+fi
 ksft=$OBJ/kselftest
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,root,lib,selftests,extra}
@@ -46,5 +51,15 @@ printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnobody:x:65534:\n' >"$root/etc/group"
 [ -d "$OBJ/modinst/lib/modules" ] && cp -a "$OBJ/modinst/lib/modules" "$root/lib/"
 
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$OBJ/initramfs.cpio.gz"
-ls -l "$OBJ/initramfs.cpio.gz" >&2
+# make bench: fio from Debian with the libraries ldd names, copied as is.
+if [ -n "${BENCH:-}" ]; then
+	command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
+	for f in "$(command -v fio)" $(ldd "$(command -v fio)" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$root$(dirname "$f")"
+		cp -L "$f" "$root$f"
+	done
+	cp "$TOP/initramfs/bench-suite" "$root/bin/bench-suite"
+fi
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$image"
+ls -l "$image" >&2

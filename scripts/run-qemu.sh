@@ -12,7 +12,7 @@ MODE=${MODE:-run}
 TIMEOUT=${TIMEOUT:-2400}
 RESULTS=${RESULTS:?RESULTS must name the results directory}
 kernel=$OBJ/$QEMU_KERNEL
-initrd=$OBJ/initramfs.cpio.gz
+initrd=${INITRD:-$OBJ/initramfs.cpio.gz}
 if [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
 	die "kernel or initramfs missing in $OBJ"
 fi
@@ -50,15 +50,16 @@ truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.i
 truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.img
 mkfs.ext4 -q -F "$disks/ext4.img"
 mkfs.ext2 -q -F "$disks/ext2.img"
-throttle=throttling.iops-total=${DISK_IOPS:-20}
+throttle=,throttling.iops-total=${DISK_IOPS:-20}
+[ "${DISK_IOPS:-20}" = 0 ] && throttle=
 drives=()
 for d in raw ext4 ext2; do
-	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d,$throttle"
+	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d$throttle"
 		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
 done
 # The SG_IO tests' disk: virtio-scsi, so the guest sees /dev/sda.
 drives+=(-device "virtio-scsi-pci,id=scsi0"
-	-drive "file=$disks/sg.img,format=raw,if=none,id=sg,$throttle"
+	-drive "file=$disks/sg.img,format=raw,if=none,id=sg$throttle"
 	-device "scsi-hd,drive=sg,bus=scsi0.0,serial=dio-sg")
 
 a=$(accel)

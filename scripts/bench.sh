@@ -1,0 +1,58 @@
+#!/bin/bash
+# make bench: fio IOPS of the stock and the patched kernel, measured in the
+# same invocation, alternating boots, ROUNDS rounds (default 3). Prints
+# per case the median IOPS of each kernel, the patched/stock ratio of the
+# medians and the lowest and highest per-round ratio.
+set -u
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+s=$TOP/scripts
+rounds=${ROUNDS:-3}
+out=$BUILD/bench/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+
+for v in none patched; do
+	sv=$v
+	[ "$v" = patched ] && sv=
+	SERIES=$sv stage "prepare-$v" "$s/prepare-tree.sh" || exit 1
+	SERIES=$sv stage "build-$v" "$s/build-kernel.sh" || exit 1
+	SERIES=$sv BENCH=1 stage "initramfs-$v" "$s/build-initramfs.sh" || exit 1
+done
+for r in $(seq "$rounds"); do
+	for v in none patched; do
+		sv=$v
+		[ "$v" = patched ] && sv=
+		SERIES=$sv MODE=bench DISK_IOPS=0 RESULTS=$out/$v-$r \
+			INITRD=$BUILD/obj-$v/initramfs-bench.cpio.gz TIMEOUT=900 \
+			stage "bench-$v-round-$r" "$s/run-qemu.sh" || exit 1
+		grep -q '^# END OF BENCH' "$out/$v-$r/console.log" ||
+			die "bench guest did not finish: $out/$v-$r/console.log"
+		tr -d '\r' <"$out/$v-$r/console.log" | awk -v v="$v" -v r="$r" \
+			'$1 == "BENCH" {print v, r, $2, $3, $4, $5, $6}' >>"$out/raw.txt"
+	done
+done
+
+{
+	echo "fio 4 KiB O_DIRECT, $rounds rounds, $(date -u +%Y-%m-%d), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null)"
+	echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
+	awk '
+	function median(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ k = $3 " " $4 " " $5 " " $6; iops[$1, k, $2] = $7; keys[k] = 1; if ($2 > R) R = $2 }
+	END {
+		printf "%-34s %10s %10s %7s %13s\n", "case (dev rw engine depth)", "stock", "patched", "ratio", "round range"
+		for (k in keys) {
+			lo = 1e9; hi = 0
+			for (r = 1; r <= R; r++) {
+				s[r] = iops["none", k, r]; p[r] = iops["patched", k, r]
+				q = s[r] > 0 ? p[r] / s[r] : 0
+				if (q < lo) lo = q; if (q > hi) hi = q
+			}
+			ms = median(s, R); mp = median(p, R)
+			printf "%-34s %10d %10d %7.3f %6.3f-%.3f\n", k, ms, mp, ms > 0 ? mp / ms : 0, lo, hi
+		}
+	}' "$out/raw.txt" | sort
+} | tee "$out/table.txt"

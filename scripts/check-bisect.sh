@@ -1,0 +1,39 @@
+#!/bin/bash
+# make check-bisect: the tree builds after every patch of the series.
+# Uses its own worktree and object directory (build/bisect-*), applies
+# one patch at a time and builds the kernel and modules after each.
+set -u
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+SERIES='' "$TOP/scripts/prepare-tree.sh" || exit 1
+base=$(git -C "$BUILD/linux" rev-parse debian)
+wt=$BUILD/bisect-tree obj=$BUILD/bisect-obj
+git -C "$BUILD/linux" worktree remove -f "$wt" 2>/dev/null
+rm -rf "$wt"
+git -C "$BUILD/linux" worktree prune
+git -C "$BUILD/linux" worktree add -q -f --detach "$wt" "$base" || exit 1
+mkdir -p "$obj"
+cp "$BUILD/obj-patched/.config" "$obj/.config" 2>/dev/null ||
+	die "build the patched kernel first (make qemu-test)"
+
+cc=gcc
+command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+n=0 bad=0
+while read -r p; do
+	case "$p" in '' | '#'*) continue ;; esac
+	n=$((n + 1))
+	git -C "$wt" am -q "$TOP/patches/$p" || die "patches/$p does not apply"
+	t0=$(date +%s)
+	if make -s -C "$wt" O="$obj" CC="$cc" -j"$(nproc)" olddefconfig bzImage modules \
+		>"$obj/build-$n.log" 2>&1; then
+		log "ok $n $p (built in $(($(date +%s) - t0))s)"
+	else
+		log "not ok $n $p: the tree does not build, see $obj/build-$n.log"
+		grep -m5 -E 'error|Error' "$obj/build-$n.log" >&2
+		bad=$((bad + 1))
+	fi
+done <"$TOP/series"
+echo "bisect: $((n - bad)) passed, $bad failed"
+[ "$bad" -eq 0 ]
