@@ -3,14 +3,50 @@
 # same invocation, alternating boots, ROUNDS rounds (default 3). Prints
 # per case the median IOPS of each kernel, the patched/stock ratio of the
 # medians and the lowest and highest per-round ratio.
-set -u
+# scripts/bench.sh --table DIR prints the table of an earlier run again.
+set -u -o pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
 s=$TOP/scripts
 rounds=${ROUNDS:-3}
+
+table() {
+
+	local out=$1
+	{
+		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null)"
+		echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
+		awk '
+		function median(a, n,   i, j, t) {
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		{ k = $3 " " $4 " " $5 " " $6; iops[$1, k, $2] = $7; keys[k] = 1; if ($2 > R) R = $2 }
+		END {
+			printf "%-34s %10s %10s %7s %13s\n", "case (dev rw engine depth)", "stock", "patched", "ratio", "round range"
+			for (k in keys) {
+				lo = 1e9; hi = 0
+				for (r = 1; r <= R; r++) {
+					s[r] = iops["none", k, r]; p[r] = iops["patched", k, r]
+					q = s[r] > 0 ? p[r] / s[r] : 0
+					if (q < lo) lo = q; if (q > hi) hi = q
+				}
+				ms = median(s, R); mp = median(p, R)
+				printf "%-34s %10d %10d %7.3f %6.3f-%.3f\n", k, ms, mp, (ms > 0 ? mp / ms : 0), lo, hi
+			}
+		}' "$out/raw.txt" | sort
+	} | tee "$out/table.txt"
+}
+
+if [ "${1:-}" = --table ]; then
+	table "${2:?usage: bench.sh --table DIR}"
+	exit
+fi
+
 out=$BUILD/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-
+date -u +%Y-%m-%d >"$out/date"
 for v in none patched; do
 	sv=$v
 	[ "$v" = patched ] && sv=
@@ -32,27 +68,4 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-{
-	echo "fio 4 KiB O_DIRECT, $rounds rounds, $(date -u +%Y-%m-%d), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null)"
-	echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
-	awk '
-	function median(a, n,   i, j, t) {
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	{ k = $3 " " $4 " " $5 " " $6; iops[$1, k, $2] = $7; keys[k] = 1; if ($2 > R) R = $2 }
-	END {
-		printf "%-34s %10s %10s %7s %13s\n", "case (dev rw engine depth)", "stock", "patched", "ratio", "round range"
-		for (k in keys) {
-			lo = 1e9; hi = 0
-			for (r = 1; r <= R; r++) {
-				s[r] = iops["none", k, r]; p[r] = iops["patched", k, r]
-				q = s[r] > 0 ? p[r] / s[r] : 0
-				if (q < lo) lo = q; if (q > hi) hi = q
-			}
-			ms = median(s, R); mp = median(p, R)
-			printf "%-34s %10d %10d %7.3f %6.3f-%.3f\n", k, ms, mp, ms > 0 ? mp / ms : 0, lo, hi
-		}
-	}' "$out/raw.txt" | sort
-} | tee "$out/table.txt"
+table "$out"
