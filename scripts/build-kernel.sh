@@ -43,7 +43,7 @@ if [ "$(cat "$OBJ/.config-hash" 2>/dev/null)" != "$cfg_hash" ] || [ ! -f "$OBJ/.
 		done)
 	if [ -n "$dropped" ]; then
 		echo "error: requested options not set after merging:" >&2
-		printf '  %s\n' "$dropped" >&2
+		printf '%s\n' "$dropped" | sed 's/^/  /' >&2
 		rm -f "$OBJ/.config-hash"
 		exit 1
 	fi
