@@ -10,7 +10,9 @@ stage prepare-tree "$s/prepare-tree.sh" || exit 1
 stage build-kernel "$s/build-kernel.sh" || exit 1
 stage build-initramfs "$s/build-initramfs.sh" || exit 1
 
-RESULTS=${RESULTS:-$BUILD/results/$(date +%Y%m%d-%H%M%S)-$VARIANT$([ "$OBJ" != "${OBJ%-debug}" ] && echo -debug)}
+kind=$VARIANT
+[ "$OBJ" != "${OBJ%-debug}" ] && kind=$VARIANT-debug
+RESULTS=${RESULTS:-$BUILD/results/$(date +%Y%m%d-%H%M%S)-$kind}
 export RESULTS
 mkdir -p "$RESULTS"
 cp "$TREE/.base-desc" "$RESULTS/base"
@@ -19,5 +21,5 @@ echo "${TESTS:-all}" >"$RESULTS/tests"
 t0=$(date +%s)
 stage run-qemu "$s/run-qemu.sh" || exit 1
 echo $(($(date +%s) - t0)) >"$RESULTS/boot-seconds"
-ln -sfn "$RESULTS" "$BUILD/results/latest-$VARIANT"
+ln -sfn "$RESULTS" "$BUILD/results/latest-$kind"
 "$s/summarize.sh" "$RESULTS"
