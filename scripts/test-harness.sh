@@ -36,6 +36,8 @@ canned() { # LOG [timeout]
 expect "a clean run passes" 0 '^verdict: PASS' canned pass
 expect "a failing selftest fails the run" 1 'dio_fork: dio_fork_blkdev_aio +FAIL .*lost 198/200' canned selftest-fails
 expect "a WARN in the console fails the run" 1 '^  WARNING: CPU: 0 PID: 77' canned warn
+expect "a known Debian splat is an XFAIL row" 0 '^known splat: hugetlb_split +XFAIL' canned known-splat
+expect "the same site from another path fails" 1 '^  WARNING: CPU: 0 PID: 111' canned known-site-other-trace
 expect "a leaked pin fails the run" 1 'foll_pin_balance +FAIL .*leaked 4 pins' canned pin-leak
 expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' canned hang timeout
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
