@@ -4,17 +4,29 @@
 # per case the median IOPS of each kernel, the patched/stock ratio of the
 # medians and the lowest and highest per-round ratio.
 # scripts/bench.sh --table DIR prints the table of an earlier run again.
+#
+# BENCH_CLOCK=icount (default): QEMU runs with -icount shift=0, so the
+# guest clock counts executed instructions (1 ns each) and fio's IOPS no
+# longer depend on how busy the host is; on null_blk they then measure the
+# CPU cost of the I/O path, which is what pinning changes. BENCH_CLOCK=wall
+# measures host wall-clock time instead (noisy under TCG).
 set -u -o pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
 s=$TOP/scripts
 rounds=${ROUNDS:-3}
+clock=${BENCH_CLOCK:-icount}
+case "$clock" in
+icount) extra="-icount shift=0,align=off,sleep=on" ;;
+wall) extra= ;;
+*) die "BENCH_CLOCK must be icount or wall, not '$clock'" ;;
+esac
 
 table() {
 
 	local out=$1
 	{
-		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null)"
+		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null), clock $(cat "$out/clock" 2>/dev/null || echo wall)"
 		echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
 		awk '
 		function median(a, n,   i, j, t) {
@@ -47,6 +59,7 @@ fi
 out=$BUILD/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 date -u +%Y-%m-%d >"$out/date"
+echo "$clock" >"$out/clock"
 for v in none patched; do
 	sv=$v
 	[ "$v" = patched ] && sv=
@@ -58,7 +71,7 @@ for r in $(seq "$rounds"); do
 	for v in none patched; do
 		sv=$v
 		[ "$v" = patched ] && sv=
-		SERIES=$sv MODE=bench DISK_IOPS=0 RESULTS=$out/$v-$r \
+		SERIES=$sv MODE=bench DISK_IOPS=0 RESULTS=$out/$v-$r QEMU_EXTRA=$extra \
 			INITRD=$BUILD/obj-$v/initramfs-bench.cpio.gz TIMEOUT=900 \
 			stage "bench-$v-round-$r" "$s/run-qemu.sh" || exit 1
 		grep -q '^# END OF BENCH' "$out/$v-$r/console.log" ||

@@ -2,6 +2,7 @@
 # Boot the variant's kernel and initramfs in QEMU with the throttled test
 # disks and record the serial console in $RESULTS/console.log.
 # MODE=run (the suite, then power off) or MODE=shell (interactive).
+# QEMU_EXTRA adds options (make bench uses it for -icount).
 set -eu
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -72,7 +73,7 @@ log "booting $VARIANT kernel under $a ($MODE), timeout ${TIMEOUT}s"
 
 # shellcheck disable=SC2086
 set -- "$QEMU" $QEMU_MACHINE $cpu -no-reboot -kernel "$kernel" -initrd "$initrd" \
-	-append "$append" "${drives[@]}" -nic none
+	-append "$append" "${drives[@]}" -nic none ${QEMU_EXTRA:-}
 if [ "$MODE" = shell ]; then
 	exec "$@" -nographic
 fi
