@@ -1,0 +1,52 @@
+#!/bin/bash
+# Write patches/ and series from the commits of a kernel branch, for the
+# developer who edits the series as git commits (see README, "Changing
+# the series"). Usage: export-series.sh [TREE [RANGE]]; default
+# TREE=$BUILD/dev, RANGE=debian..HEAD.
+# The cover letter keeps the subject and text of the current
+# patches/0000-cover-letter.patch; format-patch writes the shortlog and
+# diffstat anew.
+set -eu
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+tree=${1:-$BUILD/dev}
+range=${2:-debian..HEAD}
+cover=$TOP/patches/0000-cover-letter.patch
+git -C "$tree" rev-parse -q --verify "${range#*..}" >/dev/null ||
+	die "$tree: no such revision in '$range'"
+[ -n "$(git -C "$tree" rev-list "$range")" ] || die "$tree: '$range' has no commits"
+[ -f "$cover" ] || die "no $cover to take the cover text from"
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+git -C "$tree" format-patch -q --cover-letter -o "$out" "$range"
+
+# Subject: the text after "]" of the old cover's Subject line; blurb: from
+# the blank line after the headers to the shortlog ("Name (N):").
+awk -v old="$cover" '
+BEGIN {
+	while ((getline l < old) > 0) {
+		if (!hdr_done) {
+			if (l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
+			else if (l == "") hdr_done = 1
+			continue
+		}
+		if (l ~ /^[^ ].* \([0-9]+\):$/) break
+		blurb = blurb l "\n"
+	}
+	if (subj == "" || blurb == "") { print "cannot read " old > "/dev/stderr"; exit 1 }
+}
+/^Subject: .*\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; skip = 1; next }
+skip && /^$/ { skip = 0; next }
+{ print }' "$out/0000-cover-letter.patch" >"$out/cover" ||
+	die "could not carry the cover letter over"
+mv "$out/cover" "$out/0000-cover-letter.patch"
+
+rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
+cp "$out"/*.patch "$TOP/patches/"
+for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
+	case "${p##*/}" in 0000-*) ;; *) echo "${p##*/}" ;; esac
+done >"$TOP/series"
+log "wrote $(wc -l <"$TOP/series") patches and the cover letter from $tree ($range)"
