@@ -24,31 +24,7 @@ export KBUILD_BUILD_TIMESTAMP="${KBUILD_BUILD_TIMESTAMP:-2023-01-01}"
 export KBUILD_BUILD_USER=foll-pin KBUILD_BUILD_HOST=qemu
 mk() { make -C "$TREE" O="$OBJ" CC="$cc" -j"$(nproc)" "$@"; }
 
-cfg_hash=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
-if [ "$(cat "$OBJ/.config-hash" 2>/dev/null)" != "$cfg_hash" ] || [ ! -f "$OBJ/.config" ]; then
-	log "configuring $OBJ: tinyconfig + ${frags[*]##*/}"
-	mk -s tinyconfig >/dev/null
-	(cd "$TREE" && scripts/kconfig/merge_config.sh -m -O "$OBJ" "$OBJ/.config" "${frags[@]}") \
-		>"$OBJ/merge_config.log" 2>&1 || die "merge_config.sh failed, see $OBJ/merge_config.log"
-	mk -s olddefconfig >/dev/null
-	# merge_config silently drops options whose dependencies are unmet.
-	dropped=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=\(.*\)$/\1 \2/p' |
-		while read -r sym val; do
-			have=$(sed -n "s/^$sym=//p" "$OBJ/.config")
-			if [ "$val" = n ]; then
-				[ -z "$have" ] || echo "$sym=n (is $have)"
-			elif [ "$have" != "$val" ]; then
-				echo "$sym=$val (is ${have:-unset})"
-			fi
-		done)
-	if [ -n "$dropped" ]; then
-		echo "error: requested options not set after merging:" >&2
-		printf '%s\n' "$dropped" | sed 's/^/  /' >&2
-		rm -f "$OBJ/.config-hash"
-		exit 1
-	fi
-	echo "$cfg_hash" >"$OBJ/.config-hash"
-fi
+CC=$cc "$TOP/scripts/configure-kernel.sh" "$OBJ" tinyconfig "${frags[@]}" || exit 1
 
 log "building bzImage and modules in $OBJ"
 mk -s bzImage modules

@@ -4,8 +4,10 @@
 #  2. checkpatch.pl is clean on every patch
 #  3. shellcheck is clean on the harness
 #  4. the harness can fail (canned logs, a broken patch)
-#  5. make qemu-test passes on the patched kernel
-#  6. A/B: every guard test fails on SERIES=none
+#  5. every C file the series changes compiles with W=1, no new warning
+#  6. docs/callers.md matches the prepared tree (scripts/audit-callers.sh)
+#  7. make qemu-test passes on the patched kernel
+#  8. A/B: every guard test fails on SERIES=none
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -59,13 +61,15 @@ check apply-series fresh_series
 check checkpatch checkpatch
 check shellcheck shellcheck_all
 check harness-selftests "$s/test-harness.sh"
+check compile-test "$s/compile-test.sh"
+check callers-audit "$s/audit-callers.sh" --check
 check qemu-test env SERIES= RESULTS="$BUILD/results/check-patched" "$s/qemu-test.sh"
 check ab-stock-fails stock_fails_guards
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "make check: FAILED: ${failed[*]}"
-	echo "check: $((6 - ${#failed[@]})) passed, ${#failed[@]} failed"
+	echo "check: $((8 - ${#failed[@]})) passed, ${#failed[@]} failed"
 	exit 1
 fi
 echo "make check: all checks passed"
-echo "check: 6 passed, 0 failed"
+echo "check: 8 passed, 0 failed"
