@@ -51,13 +51,47 @@ printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnobody:x:65534:\n' >"$root/etc/group"
 [ -d "$OBJ/modinst/lib/modules" ] && cp -a "$OBJ/modinst/lib/modules" "$root/lib/"
 
-# make bench: fio from Debian with the libraries ldd names, copied as is.
+# Debian programs go in as they are, with the libraries ldd names
+# (copy_prog BINARY [DEST]); LD_LIBRARY_PATH finds the extracted ones.
+copy_prog() {
+	local bin=$1 dest=${2:-$1} f missing
+	missing=$(ldd "$bin" | awk '/not found/ {print $1}')
+	[ -z "$missing" ] || die "$bin needs $missing, which is not installed"
+	mkdir -p "$root$(dirname "$dest")"
+	cp -L "$bin" "$root$dest"
+	for f in $(ldd "$bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$root$(dirname "${f#"$debroot"}")"
+		cp -L "$f" "$root${f#"$debroot"}"
+	done
+}
+
+# NFS server tools for initramfs/nfs-loopback: fetched with apt-get
+# download and unpacked under $BUILD, never installed on the host (the
+# packages would start services here).
+debroot=$BUILD/guest-debs/root
+nfs_debs="nfs-kernel-server nfs-common libwrap0"
+if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$nfs_debs" ]; then
+	log "fetching $nfs_debs (apt-get download)"
+	rm -rf "$BUILD/guest-debs"
+	mkdir -p "$debroot"
+	# shellcheck disable=SC2086 # one argument per package
+	(cd "$BUILD/guest-debs" && apt-get download -q $nfs_debs >download.log 2>&1) ||
+		die "apt-get download $nfs_debs failed, see $BUILD/guest-debs/download.log"
+	for d in "$BUILD"/guest-debs/*.deb; do dpkg-deb -x "$d" "$debroot"; done
+	echo "$nfs_debs" >"$debroot/.debs"
+fi
+export LD_LIBRARY_PATH=$debroot/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu
+for p in usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs; do
+	copy_prog "$debroot/$p" "/$p"
+done
+unset LD_LIBRARY_PATH
+cp /etc/netconfig "$root/etc/netconfig"
+cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
+
+# make bench: fio from Debian.
 if [ -n "${BENCH:-}" ]; then
 	command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
-	for f in "$(command -v fio)" $(ldd "$(command -v fio)" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		mkdir -p "$root$(dirname "$f")"
-		cp -L "$f" "$root$f"
-	done
+	copy_prog "$(command -v fio)"
 	cp "$TOP/initramfs/bench-suite" "$root/bin/bench-suite"
 fi
 

@@ -37,7 +37,8 @@ checkpatch() {
 
 shellcheck_all() {
 	(cd "$TOP" && shellcheck -x scripts/*.sh scripts/qemu-x86_64.conf \
-		initramfs/init initramfs/run-suite initramfs/bench-suite initramfs/sudo .ci/run)
+		initramfs/init initramfs/run-suite initramfs/bench-suite initramfs/sudo \
+		initramfs/nfs-loopback .ci/run)
 }
 
 stock_fails_guards() {

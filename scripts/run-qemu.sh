@@ -47,14 +47,16 @@ accel() {
 # that an O_DIRECT read stays in flight across fork() (dio_fork).
 disks=$OBJ/disks
 mkdir -p "$disks"
-truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.img
-truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/sg.img
+truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/nfs.img "$disks"/sg.img
+truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/nfs.img "$disks"/sg.img
 mkfs.ext4 -q -F "$disks/ext4.img"
 mkfs.ext2 -q -F "$disks/ext2.img"
+# Behind the guest's own NFS export (initramfs/nfs-loopback).
+mkfs.ext4 -q -F "$disks/nfs.img"
 throttle=,throttling.iops-total=${DISK_IOPS:-20}
 [ "${DISK_IOPS:-20}" = 0 ] && throttle=
 drives=()
-for d in raw ext4 ext2; do
+for d in raw ext4 ext2 nfs; do
 	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d$throttle"
 		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
 done

@@ -23,6 +23,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* initramfs/nfs-loopback: the export (an ext4 disk) and its NFS mount. */
+#define NFS_SRV		"/srv/nfs"
+#define NFS_MNT		"/mnt/nfs"
+
 /*
  * Find the block device whose virtio serial is @serial (the harness names
  * its disks "dio-raw", "dio-ext4", "dio-ext2"); fill @path with /dev/NAME.

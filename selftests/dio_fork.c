@@ -16,7 +16,10 @@
  * Variants: Linux AIO and io_uring on a raw virtio block device, AIO on
  * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c), and an
  * SG_IO READ(10) on a virtio-scsi disk (blk_rq_map_user_iov()), issued
- * from a second thread because SG_IO blocks.
+ * from a second thread because SG_IO blocks, and AIO on a file of an NFS
+ * mount served by the guest's own nfsd over loopback (fs/nfs/direct.c).
+ * For NFS the server's page cache is dropped before each attempt, so that
+ * every READ waits for the throttled disk behind the export.
  * Usage: dio_fork [iterations per variant]
  */
 #include <pthread.h>
@@ -28,6 +31,8 @@
 #define READ_LEN	2048
 
 static long page_size;
+/* NFS: the exported file on the server side, to drop its page cache. */
+static int server_fd = -1;
 
 static unsigned char pattern(long off)
 {
@@ -81,6 +86,8 @@ static int attempt(int fd, enum submit via, void *ctxp, long off)
 	if (buf == MAP_FAILED || pipe(pipefd))
 		return -1;
 	memset(buf, 0, page_size);
+	if (server_fd >= 0)
+		posix_fadvise(server_fd, 0, 0, POSIX_FADV_DONTNEED);
 
 	if (via == VIA_SG_IO) {
 		sg.fd = fd;
@@ -150,6 +157,16 @@ static int open_target(const char *serial, const char *fs, char *name, size_t le
 	if (!strcmp(serial, "dio-sg") ? find_scsi_disk(dev, sizeof(dev)) :
 	    find_disk(serial, dev, sizeof(dev)))
 		return -ENODEV;
+	if (!strcmp(serial, "dio-nfs")) {
+		if (system("nfs-loopback"))
+			return -EHOSTUNREACH;
+		snprintf(name, len, "%s/dio_fork.dat", NFS_MNT);
+		fd = open(name, O_RDWR | O_CREAT | O_DIRECT, 0644);
+		if (fd < 0 || ftruncate(fd, REGION))
+			return -errno;
+		server_fd = open(NFS_SRV "/dio_fork.dat", O_RDONLY);
+		return server_fd < 0 ? -errno : fd;
+	}
 	if (!fs) {
 		snprintf(name, len, "%s", dev);
 		return open(dev, O_RDWR | O_DIRECT);
@@ -183,11 +200,16 @@ static void run_variant(const char *tname, const char *serial, const char *fs,
 		ksft_test_result_skip("%s: no disk with serial %s\n", tname, serial);
 		return;
 	}
+	if (fd == -EHOSTUNREACH) {
+		ksft_test_result_fail("%s (nfs-loopback could not serve and mount the export)\n",
+				      tname);
+		return;
+	}
 	if (fd < 0) {
 		ksft_test_result_fail("%s: open: %s\n", tname, strerror(-fd));
 		return;
 	}
-	if (prefill(fd)) {
+	if (prefill(fd) || (server_fd >= 0 && fsync(server_fd))) {
 		ksft_test_result_fail("%s: prefill %s: %s\n", tname, name,
 				      strerror(errno));
 		close(fd);
@@ -222,6 +244,10 @@ static void run_variant(const char *tname, const char *serial, const char *fs,
 	else if (via == VIA_AIO)
 		aio_destroy(ctx);
 	close(fd);
+	if (server_fd >= 0) {
+		close(server_fd);
+		server_fd = -1;
+	}
 	if (fs) {
 		char mnt[64];
 
@@ -243,12 +269,13 @@ int main(int argc, char **argv)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	ksft_print_header();
-	ksft_set_plan(5);
+	ksft_set_plan(6);
 	run_variant("dio_fork_blkdev_aio", "dio-raw", NULL, VIA_AIO, iterations);
 	run_variant("dio_fork_blkdev_io_uring", "dio-raw", NULL, VIA_URING,
 		    iterations);
 	run_variant("dio_fork_ext4_aio", "dio-ext4", "ext4", VIA_AIO, iterations);
 	run_variant("dio_fork_ext2_aio", "dio-ext2", "ext2", VIA_AIO, iterations);
 	run_variant("dio_fork_sg_io", "dio-sg", NULL, VIA_SG_IO, iterations);
+	run_variant("dio_fork_nfs_aio", "dio-nfs", NULL, VIA_AIO, iterations);
 	ksft_finished();
 }
