@@ -1,7 +1,9 @@
 #!/bin/bash
 # make check-bisect: the tree builds after every patch of the series.
-# Uses its own worktree and object directory (build/bisect-*), applies
-# one patch at a time and builds the kernel and modules after each.
+# Uses its own worktree and object directories (build/bisect-*), applies
+# one patch at a time and builds the kernel and modules after each, and
+# the C files the patch changes in the compile-test configuration of
+# scripts/compile-test.sh (drivers the guest kernel does not build).
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -16,6 +18,25 @@ git -C "$BUILD/linux" worktree add -q -f --detach "$wt" "$base" || exit 1
 mkdir -p "$obj"
 cp "$BUILD/obj-patched/.config" "$obj/.config" 2>/dev/null ||
 	die "build the patched kernel first (make qemu-test)"
+"$TOP/scripts/compile-test.sh" >/dev/null || die "scripts/compile-test.sh fails on the whole series"
+for a in x86_64 powerpc; do
+	mkdir -p "$obj-compile-$a"
+	cp "$BUILD/obj-compile-$a-patched/.config" "$obj-compile-$a/.config"
+done
+# compile_changed N: build the C files of the last commit, each in the
+# compile-test object directory of its architecture.
+compile_changed() {
+	local f o a cross
+	for f in $(git -C "$wt" diff --name-only HEAD~1 HEAD -- '*.c'); do
+		o=${f%.c}.o a=x86_64 cross=
+		if grep -qx "# object: *$o" "$TOP"/configs/compile-test-powerpc.config; then
+			a=powerpc cross=powerpc-linux-gnu-
+		fi
+		make -s -C "$wt" O="$obj-compile-$a" ARCH="$a" CROSS_COMPILE="$cross" \
+			CC="${cc%gcc}${cross}gcc" -j"$(nproc)" olddefconfig "$o" >>"$obj/build-$1.log" 2>&1 ||
+			return 1
+	done
+}
 
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
@@ -29,7 +50,7 @@ while read -r p; do
 	git -C "$wt" am -q "$TOP/patches/$p" || die "patches/$p does not apply"
 	t0=$(date +%s)
 	if make -s -C "$wt" O="$obj" CC="$cc" -j"$(nproc)" olddefconfig bzImage modules \
-		>"$obj/build-$n.log" 2>&1; then
+		>"$obj/build-$n.log" 2>&1 && compile_changed "$n"; then
 		log "ok $n $p (built in $(($(date +%s) - t0))s)"
 	else
 		log "not ok $n $p: the tree does not build, see $obj/build-$n.log"
