@@ -4,8 +4,9 @@
  * /proc/vmstat, releases every pin at completion, and bad input gets an
  * errno without leaking a pin.
  *
- * Runs on the harness's "dio-raw" virtio disk and, for SG_IO, on the
- * first SCSI disk (virtio-scsi).
+ * Runs on the harness's "dio-raw" virtio disk, for SG_IO on the first
+ * SCSI disk (virtio-scsi), and for NFS on a file of the guest's own
+ * NFSv4 export mounted over loopback (initramfs/nfs-loopback).
  */
 #include <sys/uio.h>
 #include "dio_common.h"
@@ -190,6 +191,83 @@ static void test_sg_io_counted(void)
 	close(fd);
 }
 
+/*
+ * NFS direct I/O (fs/nfs/direct.c): each page is pinned by the extraction
+ * and again by the nfs_page request made for it, so a read takes at least
+ * one pin per page; all of them are dropped by the time it returns.
+ */
+static void test_nfs(void)
+{
+	const char *path = NFS_MNT "/dio_pins.dat";
+	char *buf, *ro, *tail, *check;
+	struct pins p0;
+	long acq, rel;
+	ssize_t n, m;
+	int fd, i, zero = 1;
+
+	if (system("nfs-loopback")) {
+		ksft_test_result_fail("dio_pins_nfs_read_counted (nfs-loopback could not serve and mount the export)\n");
+		ksft_test_result_fail("dio_pins_nfs_zero_page_not_pinned (no export)\n");
+		ksft_test_result_fail("dio_pins_nfs_unmapped_tail_no_leak (no export)\n");
+		ksft_test_result_fail("dio_pins_nfs_readonly_target_efault (no export)\n");
+		return;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0644);
+	buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	check = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	if (fd < 0 || !buf || !check)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+
+	/* A direct write from never-touched memory: the zero page. */
+	p0 = pins_now();
+	n = pwrite(fd, buf, NPAGES * page_size, 0);
+	balanced(p0, &acq, &rel);
+	memset(check, 0xff, NPAGES * page_size);
+	m = pread(fd, check, NPAGES * page_size, 0);
+	for (i = 0; i < NPAGES * page_size; i++)
+		if (check[i]) {
+			zero = 0;
+			break;
+		}
+	ksft_print_msg("NFS zero-page write %zd bytes: pins acquired %ld released %ld\n",
+		       n, acq, rel);
+	ksft_test_result(n == NPAGES * page_size && m == n && zero &&
+			 acq == 0 && rel == 0,
+			 "dio_pins_nfs_zero_page_not_pinned\n");
+
+	memset(buf, 1, NPAGES * page_size);
+	p0 = pins_now();
+	n = pread(fd, buf, NPAGES * page_size, 0);
+	balanced(p0, &acq, &rel);
+	ksft_print_msg("NFS read %zd bytes: pins acquired %ld released %ld\n",
+		       n, acq, rel);
+	ksft_test_result(n == NPAGES * page_size && buf[0] == 0 &&
+			 acq >= NPAGES && acq == rel,
+			 "dio_pins_nfs_read_counted\n");
+
+	tail = map_pages(2, PROT_READ | PROT_WRITE);
+	munmap(tail + page_size, page_size);
+	p0 = pins_now();
+	n = pread(fd, tail, 2 * page_size, 0);
+	ksft_print_msg("NFS read over an unmapped tail: %zd (%s)\n", n,
+		       n < 0 ? strerror(errno) : "short");
+	ksft_test_result((n == page_size || (n == -1 && errno == EFAULT)) &&
+			 balanced(p0, &acq, &rel),
+			 "dio_pins_nfs_unmapped_tail_no_leak\n");
+	munmap(tail, page_size);
+
+	ro = map_pages(1, PROT_READ);
+	p0 = pins_now();
+	n = pread(fd, ro, page_size, 0);
+	ksft_test_result(n == -1 && errno == EFAULT && balanced(p0, &acq, &rel),
+			 "dio_pins_nfs_readonly_target_efault\n");
+	munmap(ro, page_size);
+	munmap(buf, NPAGES * page_size);
+	munmap(check, NPAGES * page_size);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	char dev[32];
@@ -197,7 +275,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	ksft_print_header();
-	ksft_set_plan(7);
+	ksft_set_plan(11);
 	if (find_disk("dio-raw", dev, sizeof(dev)))
 		ksft_exit_skip("no disk with serial dio-raw\n");
 	fd = open(dev, O_RDWR | O_DIRECT);
@@ -212,5 +290,6 @@ int main(void)
 	test_readonly_target(fd);
 	test_sg_io_counted();
 	close(fd);
+	test_nfs();
 	ksft_finished();
 }
