@@ -1,5 +1,6 @@
 #!/bin/bash
-# make check stage: compile every C file the series changes with W=1, in
+# make check stage: compile every C file the series changes (and the
+# "# also:" files of configs/compile-test.config) with W=1, in
 # Debian's tree and in the patched one, and fail when a patched object has
 # a warning its stock version has not (or does not build). Most objects
 # build on x86_64 with configs/compile-test.config; a file whose driver
@@ -24,6 +25,10 @@ patched=$BUILD/tree-patched
 base_rev=$(cut -d' ' -f1 "$patched/.prepared")
 mapfile -t files < <(git -C "$patched" diff --name-only "$base_rev" HEAD -- '*.c' | LC_ALL=C sort)
 [ "${#files[@]}" -gt 0 ] || die "the series changes no C file"
+# Plus the files configs/compile-test.config lists as "# also:" (callers
+# that already pin in Debian's tree and that the guest cannot drive).
+mapfile -t files < <({ printf '%s\n' "${files[@]}"
+	sed -n 's/^# also: *//p' "$TOP/configs/compile-test.config"; } | LC_ALL=C sort -u)
 
 # Objects that belong to another architecture: arch TAB object.
 other=$(for f in "$TOP"/configs/compile-test-*.config; do
