@@ -20,7 +20,29 @@ git -C "$tree" rev-parse -q --verify "${range#*..}" >/dev/null ||
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-git -C "$tree" format-patch -q --cover-letter -o "$out" "$range"
+git -C "$tree" format-patch -q --no-signature --cover-letter -o "$out" "$range"
+# An empty context line is written as a bare newline, which git am takes
+# (as GNU patch does): checkpatch.pl given a patch that git tracks, as
+# patches/X is here, reads it in --file mode and would call " " trailing
+# whitespace.
+# Debian's source has a few whitespace-only lines: a patch whose context
+# would carry one is written with two lines of context instead of three.
+n=0
+for c in $(git -C "$tree" rev-list --reverse "$range"); do
+	n=$((n + 1))
+	p=$(printf '%s/%04d-*.patch' "$out" "$n")
+	# shellcheck disable=SC2086 # $p is a glob naming one file
+	if grep -qP '^ .*[ \t]$' $p; then
+		rm -f $p
+		git -C "$tree" format-patch -q --no-signature -U2 --start-number "$n" \
+			--subject-prefix="PATCH $n/$(git -C "$tree" rev-list --count "$range")" \
+			-o "$out" -1 "$c"
+	fi
+done
+for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
+	awk '/^diff --git / { d = 1 } d && $0 == " " { print ""; next } { print }' \
+		"$p" >"$p.tmp" && mv "$p.tmp" "$p"
+done
 
 # Subject: the text after "]" of the old cover's Subject line; blurb: from
 # the blank line after the headers to the shortlog ("Name (N):").
