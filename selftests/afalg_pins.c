@@ -22,14 +22,6 @@
 
 static long page_size;
 
-static void *map_pages(int n, int prot)
-{
-	void *p = mmap(NULL, n * page_size, prot, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* An operation socket for @type/@name, keyed with @key if not NULL. */
 static int alg_open(const char *type, const char *name, const void *key,
 		    int keylen)

@@ -111,6 +111,27 @@ static inline long pins_released(void)
 	return vmstat_read("nr_foll_pin_released");
 }
 
+struct pins {
+	long acq, rel;
+};
+
+/* Both FOLL_PIN counters, after a stat_refresh. */
+static inline struct pins pins_now(void)
+{
+	struct pins p = { pins_acquired(), pins_released() };
+
+	return p;
+}
+
+/* @n fresh anonymous private pages with @prot, or NULL. */
+static inline void *map_pages(int n, int prot)
+{
+	void *p = mmap(NULL, n * sysconf(_SC_PAGESIZE), prot,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* Fill @hdr for a SCSI READ(10) of @len bytes at byte offset @off into @buf. */
 static inline void sg_read10(struct sg_io_hdr *hdr, unsigned char *cdb,
 			     unsigned char *sense, size_t sense_len,

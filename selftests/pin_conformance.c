@@ -39,17 +39,6 @@
 
 static long page_size;
 
-struct pins {
-	long acq, rel;
-};
-
-static struct pins pins_now(void)
-{
-	struct pins p = { pins_acquired(), pins_released() };
-
-	return p;
-}
-
 /* Pins acquired and released since @p0. */
 static struct pins pins_since(struct pins p0)
 {
@@ -58,14 +47,6 @@ static struct pins pins_since(struct pins p0)
 	p1.acq -= p0.acq;
 	p1.rel -= p0.rel;
 	return p1;
-}
-
-static void *map_pages(long n, int prot)
-{
-	void *p = mmap(NULL, n * page_size, prot, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
 }
 
 /* An address range that nothing is mapped at. */
