@@ -87,6 +87,9 @@ done
 unset LD_LIBRARY_PATH
 cp /etc/netconfig "$root/etc/netconfig"
 cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
+# fsdax_pins makes ext4 on /dev/pmem0 in the guest (busybox has no ext4).
+copy_prog "$(command -v mke2fs)" /usr/sbin/mke2fs
+cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
 
 # make bench: fio from Debian.
 if [ -n "${BENCH:-}" ]; then

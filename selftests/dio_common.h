@@ -123,6 +123,16 @@ static inline struct pins pins_now(void)
 	return p;
 }
 
+/* Pins acquired and released since @p0. */
+static inline struct pins pins_since(struct pins p0)
+{
+	struct pins p1 = pins_now();
+
+	p1.acq -= p0.acq;
+	p1.rel -= p0.rel;
+	return p1;
+}
+
 /* @n fresh anonymous private pages with @prot, or NULL. */
 static inline void *map_pages(int n, int prot)
 {

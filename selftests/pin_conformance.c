@@ -27,27 +27,14 @@
 #include <sched.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include "dio_common.h"
+#include "gup_common.h"
 #include "kselftest.h"
-#include "mm/gup_test.h"
 
 #define NPAGES		64
 #define THP_SIZE	(2UL << 20)
 #define READ_LEN	2048
-#define FOLL_WRITE	0x01	/* include/linux/mm.h */
-#define GUP_PIN_COUNTING_BIAS	1024
 
 static long page_size;
-
-/* Pins acquired and released since @p0. */
-static struct pins pins_since(struct pins p0)
-{
-	struct pins p1 = pins_now();
-
-	p1.acq -= p0.acq;
-	p1.rel -= p0.rel;
-	return p1;
-}
 
 /* An address range that nothing is mapped at. */
 static void *hole(void)
@@ -444,23 +431,6 @@ out:
 	munmap(src, page_size);
 }
 
-static int gup_call(int gfd, unsigned long cmd, void *addr, long len,
-		    unsigned int flags, long *done, struct pins *d)
-{
-	struct gup_test gup = { 0 };
-	struct pins p0 = pins_now();
-	int ret;
-
-	gup.addr = (unsigned long)addr;
-	gup.size = len;
-	gup.nr_pages_per_call = len / page_size;
-	gup.gup_flags = flags;
-	ret = ioctl(gfd, cmd, &gup);
-	*d = pins_since(p0);
-	*done = ret ? -1 : (long)gup.size;
-	return ret;
-}
-
 static void test_gup_pin(int gfd, unsigned long cmd, const char *name)
 {
 	long len = NPAGES * page_size, done;
@@ -507,74 +477,6 @@ static void test_gup(int gfd)
 	test_gup_bad(gfd, "pin_conformance_gup_test_readonly_write_pin_refused",
 		     ro, page_size);
 	munmap(ro, page_size);
-}
-
-/* What dump_page() printed for the first page of a DUMP_USER_PAGES_TEST. */
-struct dump {
-	int refcount, order, pincount;
-};
-
-/* The text of the next /dev/kmsg record, or NULL when there is none. */
-static const char *kmsg_next(int fd)
-{
-	static char rec[8192];
-	ssize_t n;
-	char *p;
-
-	do {
-		n = read(fd, rec, sizeof(rec) - 1);
-	} while (n < 0 && errno == EPIPE);
-	if (n <= 0)
-		return NULL;
-	rec[n] = 0;
-	p = strchr(rec, ';');
-	p = p ? p + 1 : rec;
-	p[strcspn(p, "\n")] = 0;
-	return p;
-}
-
-static int dump_first_page(int gfd, void *addr, long npages, int pin,
-			   struct dump *d)
-{
-	struct gup_test gup = { 0 };
-	int kfd, found = 0, ret;
-	const char *msg, *p;
-	char marker[96];
-
-	d->refcount = d->order = d->pincount = -1;
-	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (kfd < 0 || lseek(kfd, 0, SEEK_END) < 0)
-		return -1;
-	gup.addr = (unsigned long)addr;
-	gup.size = npages * page_size;
-	gup.nr_pages_per_call = npages;
-	gup.gup_flags = FOLL_WRITE;
-	gup.test_flags = pin ? GUP_TEST_FLAG_DUMP_PAGES_USE_PIN : 0;
-	gup.which_pages[0] = 1;
-	ret = ioctl(gfd, DUMP_USER_PAGES_TEST, &gup);
-	snprintf(marker, sizeof(marker),
-		 "---- page #0, starting from user virt addr: 0x%llx",
-		 (unsigned long long)gup.addr);
-	while (!ret && (msg = kmsg_next(kfd))) {
-		if (!strcmp(msg, marker)) {
-			found = 1;
-			continue;
-		}
-		if (!found)
-			continue;
-		if (!strncmp(msg, "raw:", 4))
-			break;
-		p = strstr(msg, " refcount:");
-		if (d->refcount < 0 && !strncmp(msg, "page:", 5) && p)
-			d->refcount = atoi(p + 10);
-		p = strstr(msg, "order:");
-		if (!strncmp(msg, "head:", 5) && p &&
-		    sscanf(p, "order:%d compound_mapcount:%*d compound_pincount:%d",
-			   &d->order, &d->pincount) != 2)
-			d->order = d->pincount = -1;
-	}
-	close(kfd);
-	return ret || d->refcount < 0 ? -1 : 0;
 }
 
 /*
