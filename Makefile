@@ -11,7 +11,7 @@
 #
 # Knobs are passed to the scripts through the environment.
 SHELL := /bin/bash
-export SERIES TESTS EXTRA DEBUG LINUX_SRC TIMEOUT ACCEL
+export SERIES TESTS EXTRA DEBUG O2 LINUX_SRC TIMEOUT ACCEL
 
 S := scripts
 

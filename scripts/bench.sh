@@ -21,12 +21,22 @@ icount) extra="-icount shift=0,align=off,sleep=on" ;;
 wall) extra= ;;
 *) die "BENCH_CLOCK must be icount or wall, not '$clock'" ;;
 esac
+# BENCH_OPT=O2 (default): both kernels at -O2, as Debian builds its
+# kernel; at tinyconfig's -Os small inline helpers of the pin and unpin
+# paths become calls, which inflates what a pin costs. BENCH_OPT=Os
+# measures the suite's own kernels.
+opt=${BENCH_OPT:-O2}
+case "$opt" in
+O2) export O2=1; suffix=-o2 ;;
+Os) export O2=; suffix= ;;
+*) die "BENCH_OPT must be O2 or Os, not '$opt'" ;;
+esac
 
 table() {
 
 	local out=$1
 	{
-		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null), clock $(cat "$out/clock" 2>/dev/null || echo wall)"
+		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null), clock $(cat "$out/clock" 2>/dev/null || echo wall), -$(cat "$out/opt" 2>/dev/null || echo Os)"
 		echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
 		awk '
 		function median(a, n,   i, j, t) {
@@ -60,6 +70,7 @@ out=$BUILD/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 date -u +%Y-%m-%d >"$out/date"
 echo "$clock" >"$out/clock"
+echo "$opt" >"$out/opt"
 for v in none patched; do
 	sv=$v
 	[ "$v" = patched ] && sv=
@@ -72,7 +83,7 @@ for r in $(seq "$rounds"); do
 		sv=$v
 		[ "$v" = patched ] && sv=
 		SERIES=$sv MODE=bench DISK_IOPS=0 RESULTS=$out/$v-$r QEMU_EXTRA=$extra \
-			INITRD=$BUILD/obj-$v/initramfs-bench.cpio.gz TIMEOUT=900 \
+			INITRD=$BUILD/obj-$v$suffix/initramfs-bench.cpio.gz TIMEOUT=900 \
 			stage "bench-$v-round-$r" "$s/run-qemu.sh" || exit 1
 		grep -q '^# END OF BENCH' "$out/$v-$r/console.log" ||
 			die "bench guest did not finish: $out/$v-$r/console.log"

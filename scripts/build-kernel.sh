@@ -13,6 +13,9 @@ frags=("$TOP/configs/base.config" "$TOP/configs/tests.config"
 if [ -n "$DEBUG" ] && [ "$DEBUG" != 0 ]; then
 	frags+=("$TOP/configs/debug.config")
 fi
+if [ -n "$O2" ] && [ "$O2" != 0 ]; then
+	frags+=("$TOP/configs/o2.config")
+fi
 
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"

@@ -18,6 +18,10 @@ TREE=$BUILD/tree-$VARIANT
 OBJ=$BUILD/obj-$VARIANT
 DEBUG=${DEBUG:-}
 [ -n "$DEBUG" ] && [ "$DEBUG" != 0 ] && OBJ=$OBJ-debug
+# O2=1: build at -O2 as Debian does (tinyconfig picks -Os); make bench's
+# default.
+O2=${O2:-}
+[ -n "$O2" ] && [ "$O2" != 0 ] && OBJ=$OBJ-o2
 export TOP BUILD TREE OBJ
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
