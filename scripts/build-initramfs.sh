@@ -90,6 +90,8 @@ cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
 # fsdax_pins makes ext4 on /dev/pmem0 in the guest (busybox has no ext4).
 copy_prog "$(command -v mke2fs)" /usr/sbin/mke2fs
 cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
+# ib_umem_pins makes its soft-RoCE device with iproute2's rdma.
+copy_prog "$(command -v rdma)" /usr/bin/rdma
 
 # make bench: fio from Debian.
 if [ -n "${BENCH:-}" ]; then
