@@ -83,20 +83,13 @@ static int setup(void)
 static void test_short_term(int gfd, int fd, unsigned long cmd,
 			    const char *name)
 {
-	long len = NPAGES * page_size, done;
 	unsigned char *map = map_file(fd, PROT_READ | PROT_WRITE);
-	struct pins d;
-	int ret;
 
 	if (!map)
 		ksft_exit_fail_msg("mmap %s: %s\n", FILE_PATH, strerror(errno));
 	map[0] = pattern(0);	/* fault the mapping in: a real DAX page */
-	ret = gup_call(gfd, cmd, map, len, FOLL_WRITE, &done, &d);
-	ksft_print_msg("%s: %d, %ld bytes, pins acquired %ld released %ld\n",
-		       name, ret, done, d.acq, d.rel);
-	ksft_test_result(ret == 0 && done == len && d.acq == NPAGES &&
-			 d.rel == NPAGES, "%s\n", name);
-	munmap(map, len);
+	gup_pin_result(gfd, cmd, map, NPAGES, name);
+	munmap(map, NPAGES * page_size);
 }
 
 static void test_refcount(int gfd, int fd)

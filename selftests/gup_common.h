@@ -8,6 +8,7 @@
 #define GUP_COMMON_H
 
 #include "dio_common.h"
+#include "kselftest.h"
 #include "mm/gup_test.h"
 
 #define FOLL_WRITE	0x01	/* include/linux/mm.h */
@@ -33,6 +34,24 @@ static inline int gup_call(int gfd, unsigned long cmd, void *addr, long len,
 	*d = pins_since(p0);
 	*done = ret ? -1 : (long)gup.size;
 	return ret;
+}
+
+/*
+ * One KTAP line @name: gup_test @cmd write-pins @npages at @addr in one
+ * call and the driver reports all of them, each pinned and released.
+ */
+static inline void gup_pin_result(int gfd, unsigned long cmd, void *addr,
+				  long npages, const char *name)
+{
+	long len = npages * sysconf(_SC_PAGESIZE), done;
+	struct pins d;
+	int ret;
+
+	ret = gup_call(gfd, cmd, addr, len, FOLL_WRITE, &done, &d);
+	ksft_print_msg("%s: %d, %ld bytes, pins acquired %ld released %ld\n",
+		       name, ret, done, d.acq, d.rel);
+	ksft_test_result(ret == 0 && done == len && d.acq == npages &&
+			 d.rel == npages, "%s\n", name);
 }
 
 /* What dump_page() printed for the first page of a DUMP_USER_PAGES_TEST. */

@@ -433,17 +433,11 @@ out:
 
 static void test_gup_pin(int gfd, unsigned long cmd, const char *name)
 {
-	long len = NPAGES * page_size, done;
+	long len = NPAGES * page_size;
 	unsigned char *buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
-	struct pins d;
-	int ret;
 
 	memset(buf, 1, len);
-	ret = gup_call(gfd, cmd, buf, len, FOLL_WRITE, &done, &d);
-	ksft_print_msg("%s: %d, %ld bytes, pins acquired %ld released %ld\n",
-		       name, ret, done, d.acq, d.rel);
-	ksft_test_result(ret == 0 && done == len && d.acq == NPAGES &&
-			 d.rel == NPAGES, "%s\n", name);
+	gup_pin_result(gfd, cmd, buf, NPAGES, name);
 	munmap(buf, len);
 }
 
