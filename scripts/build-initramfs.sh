@@ -91,7 +91,7 @@ cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
 copy_prog "$(command -v mke2fs)" /usr/sbin/mke2fs
 cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
 # ib_umem_pins makes its soft-RoCE device with iproute2's rdma.
-copy_prog "$(command -v rdma)" /usr/bin/rdma
+copy_prog /usr/bin/rdma /usr/bin/rdma
 
 # make bench: fio from Debian.
 if [ -n "${BENCH:-}" ]; then
