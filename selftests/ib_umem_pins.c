@@ -161,6 +161,8 @@ int main(void)
 	test_bad(fd, pd, hole, NPAGES * page_size,
 		 "ib_umem_pins_unmapped_tail_refused_released");
 	test_bad(fd, pd, hole, 0, "ib_umem_pins_zero_length_refused");
+	munmap(ro, NPAGES * page_size);
+	munmap(hole, NPAGES / 2 * page_size);
 	close(fd);
 	ksft_finished();
 }

@@ -124,19 +124,18 @@ static long count_bad(const unsigned char *buf, long len)
 	return bad;
 }
 
-/* Page-aligned records at @skip bytes into the buffer: pins = pages spanned. */
+/* Records received @skip bytes into a page: pins = pages spanned. */
 static void test_recv(unsigned char *src, int skip, int n, const char *name)
 {
 	long len = (long)n * REC_LEN, npages, got, bad;
-	unsigned char *map;
+	size_t maplen = (len + skip + page_size - 1) / page_size * page_size;
+	unsigned char *map = map_pages(maplen / page_size, PROT_READ | PROT_WRITE);
 	struct pins d;
 	int tx, rx;
 
-	npages = (len + skip + page_size - 1) / page_size + 1;
-	map = map_pages(npages, PROT_READ | PROT_WRITE);
 	if (!map)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	memset(map, 0, npages * page_size);
+	memset(map, 0, maplen);
 	tls_pair(&tx, &rx);
 	got = send_recv(tx, rx, src, map + skip, n, &d);
 	bad = got == len ? count_bad(map + skip, len) : -1;
@@ -148,7 +147,7 @@ static void test_recv(unsigned char *src, int skip, int n, const char *name)
 			 d.rel == npages, "%s\n", name);
 	close(tx);
 	close(rx);
-	munmap(map, ((len + skip + page_size - 1) / page_size + 1) * page_size);
+	munmap(map, maplen);
 }
 
 static void test_readonly(unsigned char *src)
