@@ -64,6 +64,8 @@ done
 drives+=(-device "virtio-scsi-pci,id=scsi0"
 	-drive "file=$disks/sg.img,format=raw,if=none,id=sg$throttle"
 	-device "scsi-hd,drive=sg,bus=scsi0.0,serial=dio-sg")
+# A DMA-capable PCI device for selftests/vfio_pins to bind to vfio-pci.
+drives+=(-device edu)
 
 a=$(accel)
 cpu=$QEMU_CPU_TCG
