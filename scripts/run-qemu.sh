@@ -66,6 +66,16 @@ drives+=(-device "virtio-scsi-pci,id=scsi0"
 	-device "scsi-hd,drive=sg,bus=scsi0.0,serial=dio-sg")
 # A DMA-capable PCI device for selftests/vfio_pins to bind to vfio-pci.
 drives+=(-device edu)
+# selftests/st_pins' tape: tgt's virtual tape over iSCSI on loopback,
+# passed through as a scsi-generic device (the guest's st driver binds).
+tapedir=$disks/tape
+if tape=$("$(dirname "$0")/tape-target.sh" start "$tapedir"); then
+	trap '"$(dirname "$0")/tape-target.sh" stop "$tapedir"' EXIT
+	drives+=(-drive "file=$tape,if=none,id=tape"
+		-device "scsi-generic,drive=tape,bus=scsi0.0")
+else
+	log "no tape target, st_pins will fail: see $tapedir/tgtd.log"
+fi
 
 a=$(accel)
 cpu=$QEMU_CPU_TCG
@@ -79,7 +89,9 @@ log "booting $VARIANT kernel under $a ($MODE), timeout ${TIMEOUT}s"
 set -- "$QEMU" $QEMU_MACHINE $cpu -no-reboot -kernel "$kernel" -initrd "$initrd" \
 	-append "$append" "${drives[@]}" -nic none ${QEMU_EXTRA:-}
 if [ "$MODE" = shell ]; then
-	exec "$@" -nographic
+	# Not exec: the EXIT trap stops the tape target.
+	"$@" -nographic
+	exit
 fi
 
 rc=0
