@@ -65,25 +65,34 @@ copy_prog() {
 	done
 }
 
-# NFS server tools for initramfs/nfs-loopback: fetched with apt-get
-# download and unpacked under $BUILD, never installed on the host (the
-# packages would start services here).
+# Guest-only packages, fetched with apt-get download and unpacked under
+# $BUILD, never installed on the host (they would start services here):
+# NFS server tools for initramfs/nfs-loopback; perftest with rdma-core's
+# libibverbs and its rxe provider for selftests/ib_perftest_pins.
 debroot=$BUILD/guest-debs/root
-nfs_debs="nfs-kernel-server nfs-common libwrap0"
-if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$nfs_debs" ]; then
-	log "fetching $nfs_debs (apt-get download)"
+guest_debs="nfs-kernel-server nfs-common libwrap0"
+guest_debs="$guest_debs perftest ibverbs-providers libibverbs1 librdmacm1"
+guest_debs="$guest_debs libibumad3 libpci3 libnl-3-200 libnl-route-3-200"
+if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$guest_debs" ]; then
+	log "fetching $guest_debs (apt-get download)"
 	rm -rf "$BUILD/guest-debs"
 	mkdir -p "$debroot"
 	# shellcheck disable=SC2086 # one argument per package
-	(cd "$BUILD/guest-debs" && apt-get download -q $nfs_debs >download.log 2>&1) ||
-		die "apt-get download $nfs_debs failed, see $BUILD/guest-debs/download.log"
+	(cd "$BUILD/guest-debs" && apt-get download -q $guest_debs >download.log 2>&1) ||
+		die "apt-get download $guest_debs failed, see $BUILD/guest-debs/download.log"
 	for d in "$BUILD"/guest-debs/*.deb; do dpkg-deb -x "$d" "$debroot"; done
-	echo "$nfs_debs" >"$debroot/.debs"
+	echo "$guest_debs" >"$debroot/.debs"
 fi
 export LD_LIBRARY_PATH=$debroot/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu
-for p in usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs; do
+for p in usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs \
+	usr/bin/ib_write_bw usr/bin/ib_read_bw; do
 	copy_prog "$debroot/$p" "/$p"
 done
+# libibverbs finds providers through /etc/libibverbs.d and dlopen()s them.
+rxe=usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+copy_prog "$debroot/$rxe" "/$rxe"
+mkdir -p "$root/etc/libibverbs.d"
+cp "$debroot/etc/libibverbs.d/rxe.driver" "$root/etc/libibverbs.d/"
 unset LD_LIBRARY_PATH
 cp /etc/netconfig "$root/etc/netconfig"
 cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
