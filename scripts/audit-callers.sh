@@ -131,7 +131,15 @@ calls "$PATCHED_TREE" "$tmp/patched"
 
 # What the header says about the trees: paths relative to the project so
 # that the output is the same in every clone.
-rel() { case "$1" in "$TOP"/*) echo "${1#"$TOP"/}" ;; *) echo "$1" ;; esac; }
+# Named from the build directory, so the output is the same wherever
+# BUILD lives (make check from a clone with BUILD= pointing elsewhere).
+rel() {
+	case "$1" in
+	"$BUILD"/*) echo "build/${1#"$BUILD"/}" ;;
+	"$TOP"/*) echo "${1#"$TOP"/}" ;;
+	*) echo "$1" ;;
+	esac
+}
 desc() {
 	if [ -f "$1/.base-desc" ]; then
 		cat "$1/.base-desc"
