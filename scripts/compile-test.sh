@@ -5,8 +5,11 @@
 # a warning its stock version has not (or does not build). Most objects
 # build on x86_64 with configs/compile-test.config; a file whose driver
 # only exists on another architecture is listed in
-# configs/compile-test-<arch>.config ("# object: path.o") and built with
-# Debian's cross compiler for that arch.
+# configs/compile-test-<target>.config ("# object: path.o") and built with
+# Debian's cross compiler. The target names the file and the objects'
+# directories; its kernel ARCH is the "# arch:" line (default: the
+# target), its compiler prefix the "# cross:" line (default:
+# ARCH-linux-gnu-).
 set -u -o pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -30,17 +33,20 @@ mapfile -t files < <(git -C "$patched" diff --name-only "$base_rev" HEAD -- '*.c
 mapfile -t files < <({ printf '%s\n' "${files[@]}"
 	sed -n 's/^# also: *//p' "$TOP/configs/compile-test.config"; } | LC_ALL=C sort -u)
 
-# Objects that belong to another architecture: arch TAB object.
+# Objects that belong to another architecture: target TAB object.
 other=$(for f in "$TOP"/configs/compile-test-*.config; do
 	[ -f "$f" ] || continue
 	a=${f##*/compile-test-}
 	sed -n "s|^# object: *\(.*\)|${a%.config}\t\1|p" "$f"
 done)
 
-# build ARCH VARIANT OBJECT: print the object's W=1 warning count, or
+# tline TARGET KEY: the "# KEY:" line of the target's fragment.
+tline() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
+
+# build TARGET VARIANT OBJECT: print the object's W=1 warning count, or
 # "error" when it does not build.
 build() {
-	local arch=$1 v=$2 o=$3 obj=$BUILD/obj-compile-$1-$2 out rc
+	local v=$2 o=$3 obj=$BUILD/obj-compile-$1-$2 out rc
 	# An up-to-date object prints nothing; ccache replays the warnings.
 	rm -f "$obj/$o"
 	out=$(make -C "$BUILD/tree-$v" O="$obj" ARCH="$arch" \
@@ -51,40 +57,43 @@ build() {
 	printf '%s\n' "$out" | grep -c 'warning:' || true
 }
 
-configure() { # ARCH
-	local arch=$1 v base frags
+configure() { # TARGET
+	local t=$1 v base frags
 	for v in none patched; do
-		if [ "$arch" = x86_64 ]; then
+		if [ "$t" = x86_64 ]; then
 			base=tinyconfig
 			frags=("$TOP/configs/base.config" "$TOP/configs/compile-test.config")
 		else
-			base=$(sed -n 's/^# base: *//p' "$TOP/configs/compile-test-$arch.config")
-			frags=("$TOP/configs/compile-test-$arch.config")
+			base=$(tline "$t" base)
+			frags=("$TOP/configs/compile-test-$t.config")
 		fi
 		TREE=$BUILD/tree-$v ARCH=$arch CROSS_COMPILE=$cross CC="$ccache${cross}gcc" \
-			"$s/configure-kernel.sh" "$BUILD/obj-compile-$arch-$v" "$base" "${frags[@]}" ||
+			"$s/configure-kernel.sh" "$BUILD/obj-compile-$t-$v" "$base" "${frags[@]}" ||
 			return 1
 	done
 }
 
 rc=0
 printf '%-58s %-8s %6s %7s\n' OBJECT ARCH STOCK PATCHED
-for arch in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
-	cross=
-	if [ "$arch" != x86_64 ]; then
-		cross=$arch-linux-gnu-
-		command -v "${cross}gcc" >/dev/null || die "no ${cross}gcc (apt-get install gcc-$arch-linux-gnu)"
+for t in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
+	arch=$t cross=
+	if [ "$t" != x86_64 ]; then
+		arch=$(tline "$t" arch)
+		arch=${arch:-$t}
+		cross=$(tline "$t" cross)
+		cross=${cross:-$arch-linux-gnu-}
+		command -v "${cross}gcc" >/dev/null || die "no ${cross}gcc (apt-get install gcc-${cross%-})"
 	fi
-	configure "$arch" || { echo "compile-test: cannot configure $arch"; rc=1; continue; }
+	configure "$t" || { echo "compile-test: cannot configure $t"; rc=1; continue; }
 	for f in "${files[@]}"; do
 		o=${f%.c}.o
 		a=$(printf '%s\n' "$other" | awk -F '\t' -v o="$o" '$2 == o {print $1}')
-		[ "${a:-x86_64}" = "$arch" ] || continue
-		ws=$(build "$arch" none "$o")
-		wp=$(build "$arch" patched "$o")
-		printf '%-58s %-8s %6s %7s\n' "$o" "$arch" "$ws" "$wp"
+		[ "${a:-x86_64}" = "$t" ] || continue
+		ws=$(build "$t" none "$o")
+		wp=$(build "$t" patched "$o")
+		printf '%-58s %-8s %6s %7s\n' "$o" "$t" "$ws" "$wp"
 		if [ "$wp" = error ] || { [ "$ws" != error ] && [ "$wp" -gt "$ws" ]; }; then
-			echo "  new warning or build failure: $BUILD/obj-compile-$arch-patched/${o//\//_}.log"
+			echo "  new warning or build failure: $BUILD/obj-compile-$t-patched/${o//\//_}.log"
 			rc=1
 		fi
 	done
