@@ -68,11 +68,14 @@ copy_prog() {
 # Guest-only packages, fetched with apt-get download and unpacked under
 # $BUILD, never installed on the host (they would start services here):
 # NFS server tools for initramfs/nfs-loopback; perftest with rdma-core's
-# libibverbs and its rxe provider for selftests/ib_perftest_pins.
+# libibverbs and its rxe provider for selftests/ib_perftest_pins; Samba's
+# smbd for initramfs/smb-loopback.
 debroot=$BUILD/guest-debs/root
 guest_debs="nfs-kernel-server nfs-common libwrap0"
 guest_debs="$guest_debs perftest ibverbs-providers libibverbs1 librdmacm1"
 guest_debs="$guest_debs libibumad3 libpci3 libnl-3-200 libnl-route-3-200"
+guest_debs="$guest_debs samba samba-libs samba-common-bin libwbclient0"
+guest_debs="$guest_debs libtalloc2 libtevent0 libtdb1 libldb2"
 if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$guest_debs" ]; then
 	log "fetching $guest_debs (apt-get download)"
 	rm -rf "$BUILD/guest-debs"
@@ -83,7 +86,7 @@ if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$guest_debs" ]; then
 	for d in "$BUILD"/guest-debs/*.deb; do dpkg-deb -x "$d" "$debroot"; done
 	echo "$guest_debs" >"$debroot/.debs"
 fi
-export LD_LIBRARY_PATH=$debroot/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$debroot/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu/samba
 for p in usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs \
 	usr/bin/ib_write_bw usr/bin/ib_read_bw; do
 	copy_prog "$debroot/$p" "/$p"
@@ -93,6 +96,12 @@ rxe=usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 copy_prog "$debroot/$rxe" "/$rxe"
 mkdir -p "$root/etc/libibverbs.d"
 cp "$debroot/etc/libibverbs.d/rxe.driver" "$root/etc/libibverbs.d/"
+# smbd dlopen()s its modules (auth, vfs, pdb, ...) from its library
+# directory: that goes in whole.
+copy_prog "$debroot/usr/sbin/smbd" /usr/sbin/smbd
+copy_prog "$debroot/usr/bin/smbpasswd" /usr/bin/smbpasswd
+cp -a "$debroot/usr/lib/x86_64-linux-gnu/samba" "$root/usr/lib/x86_64-linux-gnu/"
+cp "$TOP/initramfs/smb-loopback" "$root/bin/smb-loopback"
 unset LD_LIBRARY_PATH
 cp /etc/netconfig "$root/etc/netconfig"
 cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
