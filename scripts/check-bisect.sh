@@ -19,20 +19,35 @@ mkdir -p "$obj"
 cp "$BUILD/obj-patched/.config" "$obj/.config" 2>/dev/null ||
 	die "build the patched kernel first (make qemu-test)"
 "$TOP/scripts/compile-test.sh" >/dev/null || die "scripts/compile-test.sh fails on the whole series"
-for a in x86_64 powerpc; do
-	mkdir -p "$obj-compile-$a"
-	cp "$BUILD/obj-compile-$a-patched/.config" "$obj-compile-$a/.config"
+# Compile-test targets: x86_64 and each configs/compile-test-TARGET.config,
+# whose "# arch:" and "# cross:" lines name its ARCH and compiler prefix
+# (as in scripts/compile-test.sh).
+tline() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
+targets=x86_64
+for f in "$TOP"/configs/compile-test-*.config; do
+	[ -f "$f" ] || continue
+	t=${f##*/compile-test-}
+	targets="$targets ${t%.config}"
+done
+for t in $targets; do
+	mkdir -p "$obj-compile-$t"
+	cp "$BUILD/obj-compile-$t-patched/.config" "$obj-compile-$t/.config"
 done
 # compile_changed N: build the C files of the last commit, each in the
-# compile-test object directory of its architecture.
+# compile-test object directory of its target.
 compile_changed() {
-	local f o a cross
+	local f o t a cross
 	for f in $(git -C "$wt" diff --name-only HEAD~1 HEAD -- '*.c'); do
 		o=${f%.c}.o a=x86_64 cross=
-		if grep -qx "# object: *$o" "$TOP"/configs/compile-test-powerpc.config; then
-			a=powerpc cross=powerpc-linux-gnu-
-		fi
-		make -s -C "$wt" O="$obj-compile-$a" ARCH="$a" CROSS_COMPILE="$cross" \
+		for t in $targets; do
+			[ "$t" = x86_64 ] && continue
+			grep -qx "# object: *$o" "$TOP/configs/compile-test-$t.config" || continue
+			a=$(tline "$t" arch) cross=$(tline "$t" cross)
+			a=${a:-$t} cross=${cross:-$a-linux-gnu-}
+			break
+		done
+		[ "$a" = x86_64 ] && t=x86_64
+		make -s -C "$wt" O="$obj-compile-$t" ARCH="$a" CROSS_COMPILE="$cross" \
 			CC="${cc%gcc}${cross}gcc" -j"$(nproc)" olddefconfig "$o" >>"$obj/build-$1.log" 2>&1 ||
 			return 1
 	done

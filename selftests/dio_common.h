@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "kselftest.h"
 
 /* initramfs/nfs-loopback: the export (an ext4 disk) and its NFS mount. */
 #define NFS_SRV		"/srv/nfs"
@@ -131,6 +132,22 @@ static inline struct pins pins_since(struct pins p0)
 	p1.acq -= p0.acq;
 	p1.rel -= p0.rel;
 	return p1;
+}
+
+/* KTAP header and plan of a test that counts pins; bail out without them. */
+static inline void pins_test_start(int plan)
+{
+	ksft_print_header();
+	ksft_set_plan(plan);
+	if (pins_acquired() < 0)
+		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+}
+
+/* Bring up lo, for the tests that talk to the guest itself. */
+static inline void lo_up(void)
+{
+	if (system("ip link set lo up"))
+		ksft_exit_fail_msg("ip link set lo up failed\n");
 }
 
 /* @n fresh anonymous private pages with @prot, or NULL. */

@@ -227,10 +227,7 @@ int main(void)
 	int gfd, fd;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	ksft_print_header();
-	ksft_set_plan(8);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(8);
 	gfd = open("/sys/kernel/debug/gup_test", O_RDWR);
 	if (gfd < 0)
 		ksft_exit_fail_msg("/sys/kernel/debug/gup_test: %s (CONFIG_GUP_TEST)\n",

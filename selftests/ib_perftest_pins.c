@@ -120,13 +120,9 @@ static void test_pair(const char *prog, const char *port)
 
 int main(void)
 {
-	ksft_print_header();
-	ksft_set_plan(4);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(4);
 	/* rxe's port is active only while its netdev is up. */
-	if (system("ip link set lo up"))
-		ksft_exit_fail_msg("ip link set lo up failed\n");
+	lo_up();
 	if (access(UVERBS, F_OK) &&
 	    system("rdma link add rxe0 type rxe netdev lo"))
 		ksft_exit_fail_msg("rdma link add rxe0 type rxe netdev lo failed (CONFIG_RDMA_RXE, iproute2's rdma)\n");

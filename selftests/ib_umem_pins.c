@@ -143,10 +143,7 @@ int main(void)
 	int fd;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	ksft_print_header();
-	ksft_set_plan(5);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(5);
 	fd = setup(&pd);
 	test_reg(fd, pd, 0, "ib_umem_pins_reg_mr_pins_dereg_releases");
 	test_reg(fd, pd, 100, "ib_umem_pins_unaligned_reg_mr_pins_spanned");

@@ -13,7 +13,6 @@
  * and leak no pin.
  */
 #include <linux/tls.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -34,20 +33,6 @@ static long page_size;
 static unsigned char pattern(long i)
 {
 	return (unsigned char)(i * 7 + 3);
-}
-
-static void lo_up(void)
-{
-	struct ifreq ifr = { 0 };
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-
-	strcpy(ifr.ifr_name, "lo");
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
-		ksft_exit_fail_msg("lo: %s\n", strerror(errno));
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr))
-		ksft_exit_fail_msg("lo up: %s\n", strerror(errno));
-	close(s);
 }
 
 static int tls_ulp(int fd, int dir)
@@ -176,10 +161,7 @@ int main(void)
 	unsigned char *src;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	ksft_print_header();
-	ksft_set_plan(3);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(3);
 	lo_up();
 	src = malloc(len);
 	if (!src)

@@ -570,10 +570,7 @@ int main(void)
 	int gfd;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	ksft_print_header();
-	ksft_set_plan(25);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(25);
 	/* One CPU: see drain_lru(). */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);

@@ -119,12 +119,8 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	len = NPAGES * page_size;
-	ksft_print_header();
-	ksft_set_plan(4);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
-	if (system("ip link set lo up"))
-		ksft_exit_fail_msg("ip link set lo up failed\n");
+	pins_test_start(4);
+	lo_up();
 	rfd = rds_socket(PORT_RECV, 0);
 	sfd = rds_socket(PORT_SEND, 1);
 	buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);

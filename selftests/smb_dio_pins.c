@@ -64,10 +64,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	len = NPAGES * page_size;
-	ksft_print_header();
-	ksft_set_plan(5);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(5);
 	if (system("smb-loopback"))
 		ksft_exit_fail_msg("smb-loopback could not start smbd\n");
 	smb_mount(MNT, "");

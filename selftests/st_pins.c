@@ -79,10 +79,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	len = NPAGES * page_size;
-	ksft_print_header();
-	ksft_set_plan(5);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(5);
 	if (find_tape(path, sizeof(path)))
 		ksft_exit_fail_msg("no SCSI tape (the host's tgt target, scripts/tape-target.sh)\n");
 	fd = open(path, O_RDWR);

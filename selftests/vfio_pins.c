@@ -329,10 +329,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	len = NPAGES * page_size;
-	ksft_print_header();
-	ksft_set_plan(8);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(8);
 	setup();
 	test_map_dma();
 
