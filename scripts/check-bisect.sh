@@ -19,34 +19,23 @@ mkdir -p "$obj"
 cp "$BUILD/obj-patched/.config" "$obj/.config" 2>/dev/null ||
 	die "build the patched kernel first (make qemu-test)"
 "$TOP/scripts/compile-test.sh" >/dev/null || die "scripts/compile-test.sh fails on the whole series"
-# Compile-test targets: x86_64 and each configs/compile-test-TARGET.config,
-# whose "# arch:" and "# cross:" lines name its ARCH and compiler prefix
-# (as in scripts/compile-test.sh).
-tline() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
-targets=x86_64
-for f in "$TOP"/configs/compile-test-*.config; do
-	[ -f "$f" ] || continue
-	t=${f##*/compile-test-}
-	targets="$targets ${t%.config}"
-done
+targets="x86_64 $(ct_targets | tr '\n' ' ')"
 for t in $targets; do
 	mkdir -p "$obj-compile-$t"
 	cp "$BUILD/obj-compile-$t-patched/.config" "$obj-compile-$t/.config"
 done
 # compile_changed N: build the C files of the last commit, each in the
-# compile-test object directory of its target.
+# compile-test object directory of its target (common.sh, ct_*).
 compile_changed() {
-	local f o t a cross
+	local f o t c a cross
 	for f in $(git -C "$wt" diff --name-only HEAD~1 HEAD -- '*.c'); do
-		o=${f%.c}.o a=x86_64 cross=
-		for t in $targets; do
-			[ "$t" = x86_64 ] && continue
-			grep -qx "# object: *$o" "$TOP/configs/compile-test-$t.config" || continue
-			a=$(tline "$t" arch) cross=$(tline "$t" cross)
-			a=${a:-$t} cross=${cross:-$a-linux-gnu-}
-			break
+		o=${f%.c}.o t=x86_64 a=x86_64 cross=
+		for c in $(ct_targets); do
+			if ct_line "$c" object | grep -qx "$o"; then
+				t=$c a=$(ct_arch "$c") cross=$(ct_cross "$c")
+				break
+			fi
 		done
-		[ "$a" = x86_64 ] && t=x86_64
 		make -s -C "$wt" O="$obj-compile-$t" ARCH="$a" CROSS_COMPILE="$cross" \
 			CC="${cc%gcc}${cross}gcc" -j"$(nproc)" olddefconfig "$o" >>"$obj/build-$1.log" 2>&1 ||
 			return 1

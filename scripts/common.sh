@@ -57,3 +57,18 @@ series_hash() {
 		done
 	) | sha256sum | cut -c1-16
 }
+
+# Compile-test targets besides x86_64: one configs/compile-test-TARGET.config
+# each, whose "# KEY:" lines say its base config, objects, kernel ARCH
+# (default: the target) and compiler prefix (default: ARCH-linux-gnu-).
+ct_targets() {
+	local f t
+	for f in "$TOP"/configs/compile-test-*.config; do
+		[ -f "$f" ] || continue
+		t=${f##*/compile-test-}
+		echo "${t%.config}"
+	done
+}
+ct_line() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
+ct_arch() { local a; a=$(ct_line "$1" arch); echo "${a:-$1}"; }
+ct_cross() { local c; c=$(ct_line "$1" cross); echo "${c:-$(ct_arch "$1")-linux-gnu-}"; }

@@ -34,14 +34,9 @@ mapfile -t files < <({ printf '%s\n' "${files[@]}"
 	sed -n 's/^# also: *//p' "$TOP/configs/compile-test.config"; } | LC_ALL=C sort -u)
 
 # Objects that belong to another architecture: target TAB object.
-other=$(for f in "$TOP"/configs/compile-test-*.config; do
-	[ -f "$f" ] || continue
-	a=${f##*/compile-test-}
-	sed -n "s|^# object: *\(.*\)|${a%.config}\t\1|p" "$f"
+other=$(for t in $(ct_targets); do
+	ct_line "$t" object | sed "s|^|$t\t|"
 done)
-
-# tline TARGET KEY: the "# KEY:" line of the target's fragment.
-tline() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
 
 # build TARGET VARIANT OBJECT: print the object's W=1 warning count, or
 # "error" when it does not build.
@@ -64,7 +59,7 @@ configure() { # TARGET
 			base=tinyconfig
 			frags=("$TOP/configs/base.config" "$TOP/configs/compile-test.config")
 		else
-			base=$(tline "$t" base)
+			base=$(ct_line "$t" base)
 			frags=("$TOP/configs/compile-test-$t.config")
 		fi
 		TREE=$BUILD/tree-$v ARCH=$arch CROSS_COMPILE=$cross CC="$ccache${cross}gcc" \
@@ -74,14 +69,11 @@ configure() { # TARGET
 }
 
 rc=0
-printf '%-58s %-8s %6s %7s\n' OBJECT ARCH STOCK PATCHED
+printf '%-58s %-10s %6s %7s\n' OBJECT ARCH STOCK PATCHED
 for t in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
 	arch=$t cross=
 	if [ "$t" != x86_64 ]; then
-		arch=$(tline "$t" arch)
-		arch=${arch:-$t}
-		cross=$(tline "$t" cross)
-		cross=${cross:-$arch-linux-gnu-}
+		arch=$(ct_arch "$t") cross=$(ct_cross "$t")
 		command -v "${cross}gcc" >/dev/null || die "no ${cross}gcc (apt-get install gcc-${cross%-})"
 	fi
 	configure "$t" || { echo "compile-test: cannot configure $t"; rc=1; continue; }
@@ -91,7 +83,7 @@ for t in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
 		[ "${a:-x86_64}" = "$t" ] || continue
 		ws=$(build "$t" none "$o")
 		wp=$(build "$t" patched "$o")
-		printf '%-58s %-8s %6s %7s\n' "$o" "$t" "$ws" "$wp"
+		printf '%-58s %-10s %6s %7s\n' "$o" "$t" "$ws" "$wp"
 		if [ "$wp" = error ] || { [ "$ws" != error ] && [ "$wp" -gt "$ws" ]; }; then
 			echo "  new warning or build failure: $BUILD/obj-compile-$t-patched/${o//\//_}.log"
 			rc=1

@@ -8,7 +8,6 @@
 #define GUP_COMMON_H
 
 #include "dio_common.h"
-#include "kselftest.h"
 #include "mm/gup_test.h"
 
 #define FOLL_WRITE	0x01	/* include/linux/mm.h */
