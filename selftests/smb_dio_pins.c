@@ -27,10 +27,14 @@ static void smb_mount(const char *dir, const char *extra)
 
 	snprintf(opts, sizeof(opts), "%s%s", SMB_OPTS, extra);
 	mkdir(dir, 0755);
-	if (mount("//127.0.0.1/share", dir, "cifs", 0, opts) &&
-	    !system("sed 's/^/# smbd: /' /var/log/samba/smbd.log"))
+	if (mount("//127.0.0.1/share", dir, "cifs", 0, opts)) {
+		int err = errno;
+
+		if (system("sed 's/^/# smbd: /' /var/log/samba/smbd.log"))
+			ksft_print_msg("no smbd log\n");
 		ksft_exit_fail_msg("mount -t cifs //127.0.0.1/share %s: %s\n",
-				   dir, strerror(errno));
+				   dir, strerror(err));
+	}
 }
 
 /* pread() or pwrite() of @len bytes at 0; bytes or -errno, and the pins. */
