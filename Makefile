@@ -7,6 +7,7 @@
 #   make check                the project's tests (see scripts/check.sh)
 #   make check-bisect         build every step of the series
 #   make bench                fio IOPS, stock vs patched (ROUNDS=3)
+#   make profile              kernel instructions per I/O by function, both
 #   make clean / distclean
 #
 # Knobs are passed to the scripts through the environment.
@@ -16,12 +17,12 @@ export SERIES TESTS EXTRA DEBUG O2 LINUX_SRC TIMEOUT ACCEL
 S := scripts
 
 .PHONY: all deps prepare kernel initramfs qemu-test shell check \
-	check-bisect bench clean distclean help
+	check-bisect bench profile clean distclean help
 
 all: qemu-test
 
 help:
-	@sed -n '2,14s/^# \{0,1\}//p' Makefile
+	@sed -n '2,15s/^# \{0,1\}//p' Makefile
 
 deps:
 	@$(S)/install-deps.sh
@@ -50,6 +51,10 @@ check-bisect: deps
 bench: deps
 	@EXTRA_PKGS=fio $(S)/install-deps.sh
 	@$(S)/bench.sh
+
+profile: deps
+	@EXTRA_PKGS=fio $(S)/install-deps.sh
+	@$(S)/profile.sh
 
 clean:
 	rm -rf build/obj-* build/results

@@ -71,13 +71,7 @@ mkdir -p "$out"
 date -u +%Y-%m-%d >"$out/date"
 echo "$clock" >"$out/clock"
 echo "$opt" >"$out/opt"
-for v in none patched; do
-	sv=$v
-	[ "$v" = patched ] && sv=
-	SERIES=$sv stage "prepare-$v" "$s/prepare-tree.sh" || exit 1
-	SERIES=$sv stage "build-$v" "$s/build-kernel.sh" || exit 1
-	SERIES=$sv BENCH=1 stage "initramfs-$v" "$s/build-initramfs.sh" || exit 1
-done
+bench_kernels || exit 1
 for r in $(seq "$rounds"); do
 	for v in none patched; do
 		sv=$v

@@ -111,11 +111,12 @@ cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
 # ib_umem_pins makes its soft-RoCE device with iproute2's rdma.
 copy_prog /usr/bin/rdma /usr/bin/rdma
 
-# make bench: fio from Debian.
+# make bench and make profile: fio from Debian.
 if [ -n "${BENCH:-}" ]; then
 	command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
 	copy_prog "$(command -v fio)"
 	cp "$TOP/initramfs/bench-suite" "$root/bin/bench-suite"
+	cp "$TOP/initramfs/profile-suite" "$root/bin/profile-suite"
 fi
 
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$image"

@@ -38,7 +38,7 @@ checkpatch() {
 shellcheck_all() {
 	(cd "$TOP" && shellcheck -x scripts/*.sh scripts/qemu-x86_64.conf \
 		initramfs/init initramfs/run-suite initramfs/bench-suite initramfs/sudo \
-		initramfs/nfs-loopback .ci/run)
+		initramfs/nfs-loopback initramfs/smb-loopback initramfs/profile-suite .ci/run)
 }
 
 stock_fails_guards() {

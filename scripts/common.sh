@@ -72,3 +72,16 @@ ct_targets() {
 ct_line() { sed -n "s/^# $2: *//p" "$TOP/configs/compile-test-$1.config"; }
 ct_arch() { local a; a=$(ct_line "$1" arch); echo "${a:-$1}"; }
 ct_cross() { local c; c=$(ct_line "$1" cross); echo "${c:-$(ct_arch "$1")-linux-gnu-}"; }
+
+# bench_kernels: the stock and the patched kernel with fio in their
+# initramfs, as make bench and make profile boot them (O2 as exported).
+bench_kernels() {
+	local v sv
+	for v in none patched; do
+		sv=$v
+		[ "$v" = patched ] && sv=
+		SERIES=$sv stage "prepare-$v" "$TOP/scripts/prepare-tree.sh" || return 1
+		SERIES=$sv stage "build-$v" "$TOP/scripts/build-kernel.sh" || return 1
+		SERIES=$sv BENCH=1 stage "initramfs-$v" "$TOP/scripts/build-initramfs.sh" || return 1
+	done
+}
