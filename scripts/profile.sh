@@ -2,10 +2,11 @@
 # make profile: where a 4 KiB O_DIRECT I/O on null_blk spends its kernel
 # instructions, stock against patched, per function. The -O2 kernels of
 # make bench boot under QEMU with scripts/insn-count.c, a TCG plugin that
-# counts the instructions executed in kernel text. Each kernel boots
-# twice, with PROFILE_IOS I/Os and with a few (PROFILE_BASE): the
-# difference of the two counts over the difference of the I/Os is the
-# cost of one I/O, without the boot and fio's start-up.
+# counts the instructions executed in kernel text while fio runs (the
+# guest marks the window with sethostname()). Each kernel boots twice,
+# with PROFILE_IOS I/Os and with a few (PROFILE_BASE): the difference of
+# the two counts over the difference of the I/Os is the cost of one I/O,
+# without fio's start-up and exit.
 #
 # PROFILE_CASE="randread io_uring" (fio rw and ioengine, iodepth 1),
 # PROFILE_IOS=50000, PROFILE_BASE=1000, PROFILE_TOP=30 functions shown.
@@ -94,10 +95,12 @@ bench_kernels || exit 1
 # profile_boot VARIANT IOS: boot with the plugin, fold its counts into
 # functions ($out/VARIANT-IOS.funcs), print how many I/Os fio completed.
 profile_boot() {
-	local v=$1 n=$2 sv=$1 r=$out/$1-$2 did
+	local v=$1 n=$2 sv=$1 r=$out/$1-$2 did mark
 	[ "$v" = patched ] && sv=
+	mark=$(awk '$3 == "__x64_sys_sethostname" {print $1}' "$out/$v.syms")
+	[ -n "$mark" ] || die "no __x64_sys_sethostname in $BUILD/obj-$v-o2/vmlinux"
 	SERIES=$sv MODE=profile DISK_IOPS=0 RESULTS=$r TESTS="$rw $engine $n" \
-		QEMU_EXTRA="-icount shift=0,align=off,sleep=on -plugin $so,out=$r/counts" \
+		QEMU_EXTRA="-icount shift=0,align=off,sleep=on -plugin $so,out=$r/counts,mark=$mark" \
 		INITRD=$BUILD/obj-$v-o2/initramfs-bench.cpio.gz TIMEOUT=900 \
 		stage "profile-$v-$n-ios" "$s/run-qemu.sh" || return 1
 	grep -q '^# END OF PROFILE' "$r/console.log" ||
@@ -107,6 +110,7 @@ profile_boot() {
 	did=$(tr -d '\r' <"$r/console.log" | awk '$1 == "PROFILE" && $2 == "ios" {print $3}')
 	[ "${did:-0}" -gt 0 ] || die "fio completed no I/O: $r/console.log"
 	[ -s "$r/counts" ] || die "the plugin wrote no counts: $r/qemu.stderr"
+	! grep 'insn-count:' "$r/qemu.stderr" >&2 || die "the count window is wrong: $r/qemu.stderr"
 	fold "$r/counts" "$out/$v.syms" >"$out/$v-$n.funcs"
 	echo "$did"
 }
