@@ -6,10 +6,9 @@
  * instruction, ascending) to the file named by its out= argument.
  * scripts/profile.sh folds them into functions with the vmlinux symbols.
  *
- * With mark=ADDRESS (a kernel function's entry) only the instructions
- * between the last two executions of that address are written: the guest
- * calls it just before and just after the work to be measured, so the
- * boot is left out.
+ * Only the instructions between the last two executions of mark=ADDRESS
+ * (a kernel function's entry) are written: the guest calls it just before
+ * and just after the work to be measured, so the boot is left out.
  *
  * A translation block ends at every branch and call, so all of its
  * instructions belong to the function its first one is in. The counters
@@ -106,11 +105,15 @@ static void finished(qemu_plugin_id_t id, void *data)
 		perror(out_path);
 		return;
 	}
-	if (mark && marks_seen < 2)
+	/* profile.sh fails the run on any "insn-count:" line. */
+	if (marks_seen < 2)
 		fprintf(stderr, "insn-count: the mark ran %u times, not twice\n",
 			marks_seen);
+	if (n_touched == MAX_TOUCHED)
+		fprintf(stderr, "insn-count: more blocks than %llu, counts incomplete\n",
+			(unsigned long long)MAX_TOUCHED);
 	for (i = 0; i < TEXT_SPAN; i++) {
-		n = mark ? at_last[i] - at_prev[i] : counts[i];
+		n = at_last[i] - at_prev[i];
 		if (n)
 			fprintf(f, "%016llx %llu\n",
 				(unsigned long long)(TEXT_START + i),
@@ -131,8 +134,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		else if (!strncmp(argv[i], "mark=", 5))
 			mark = strtoull(argv[i] + 5, NULL, 16);
 	}
-	if (!out_path) {
-		fprintf(stderr, "insn-count: no out=FILE argument\n");
+	if (!out_path || !mark) {
+		fprintf(stderr, "insn-count: needs out=FILE and mark=ADDRESS\n");
 		return -1;
 	}
 	counts = calloc(TEXT_SPAN, sizeof(*counts));
