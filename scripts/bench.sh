@@ -21,6 +21,15 @@ icount) extra="-icount shift=0,align=off,sleep=on" ;;
 wall) extra= ;;
 *) die "BENCH_CLOCK must be icount or wall, not '$clock'" ;;
 esac
+# BENCH_VDA=null (default): the virtio disk is backed by QEMU's null-co
+# driver, which answers at once without a host file; the guest's
+# virtio-blk path is measured, not the host's page cache and thread pool.
+# BENCH_VDA=file backs it with an image file as the suite does.
+vda=${BENCH_VDA:-null}
+case "$vda" in
+null | file) ;;
+*) die "BENCH_VDA must be null or file, not '$vda'" ;;
+esac
 # BENCH_OPT=O2 (default): both kernels at -O2, as Debian builds its
 # kernel; at tinyconfig's -Os small inline helpers of the pin and unpin
 # paths become calls, which inflates what a pin costs. BENCH_OPT=Os
@@ -36,7 +45,7 @@ table() {
 
 	local out=$1
 	{
-		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null), clock $(cat "$out/clock" 2>/dev/null || echo wall), -$(cat "$out/opt" 2>/dev/null || echo Os)"
+		echo "fio 4 KiB O_DIRECT, $(cut -d' ' -f2 "$out/raw.txt" | sort -u | wc -l) rounds, $(cat "$out/date"), $(nproc) CPUs, accel $(cat "$BUILD/accel" 2>/dev/null), clock $(cat "$out/clock" 2>/dev/null || echo wall), -$(cat "$out/opt" 2>/dev/null || echo Os), vda $(cat "$out/vda" 2>/dev/null || echo file)"
 		echo "base: $(cat "$BUILD/tree-patched/.base-desc")"
 		awk '
 		function median(a, n,   i, j, t) {
@@ -71,12 +80,13 @@ mkdir -p "$out"
 date -u +%Y-%m-%d >"$out/date"
 echo "$clock" >"$out/clock"
 echo "$opt" >"$out/opt"
+echo "$vda" >"$out/vda"
 bench_kernels || exit 1
 for r in $(seq "$rounds"); do
 	for v in none patched; do
 		sv=$v
 		[ "$v" = patched ] && sv=
-		SERIES=$sv MODE=bench DISK_IOPS=0 RESULTS=$out/$v-$r QEMU_EXTRA=$extra \
+		SERIES=$sv MODE=bench DISK_IOPS=0 RAW_DISK=$vda RESULTS=$out/$v-$r QEMU_EXTRA=$extra \
 			INITRD=$BUILD/obj-$v$suffix/initramfs-bench.cpio.gz TIMEOUT=900 \
 			stage "bench-$v-round-$r" "$s/run-qemu.sh" || exit 1
 		grep -q '^# END OF BENCH' "$out/$v-$r/console.log" ||

@@ -55,9 +55,20 @@ mkfs.ext2 -q -F "$disks/ext2.img"
 mkfs.ext4 -q -F "$disks/nfs.img"
 throttle=,throttling.iops-total=${DISK_IOPS:-20}
 [ "${DISK_IOPS:-20}" = 0 ] && throttle=
+# RAW_DISK=null (make bench): the raw disk is QEMU's null-co driver, which
+# completes every request at once without touching a host file, so the
+# guest's virtio-blk path, not the host's page cache and thread pool,
+# decides how fast it goes.
+case "${RAW_DISK:-file}" in
+file) raw_drive="file=$disks/raw.img,format=raw" ;;
+null) raw_drive="driver=null-co,size=256M,read-zeroes=on" ;;
+*) die "RAW_DISK must be file or null, not '$RAW_DISK'" ;;
+esac
 drives=()
 for d in raw ext4 ext2 nfs; do
-	drives+=(-drive "file=$disks/$d.img,format=raw,if=none,id=$d$throttle"
+	drv="file=$disks/$d.img,format=raw"
+	[ "$d" = raw ] && drv=$raw_drive
+	drives+=(-drive "$drv,if=none,id=$d$throttle"
 		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
 done
 # The SG_IO tests' disk: virtio-scsi, so the guest sees /dev/sda.

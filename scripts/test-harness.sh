@@ -41,6 +41,8 @@ expect "the same site from another path fails" 1 '^  WARNING: CPU: 0 PID: 111' c
 expect "a leaked pin fails the run" 1 'foll_pin_balance +FAIL .*leaked 4 pins' canned pin-leak
 expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' canned hang timeout
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
+expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
+	env BUILD="$tmp/build" BENCH_VDA=disk "$top/scripts/bench.sh"
 
 # A patch that no longer applies: a scratch project on a tiny base repo.
 mkdir -p "$tmp/src" "$tmp/proj/patches" "$tmp/proj/scripts"
