@@ -41,6 +41,17 @@ stage() {
 	return "$rc"
 }
 
+# lock_trees x|s: hold $BUILD/trees.lock for the rest of the script,
+# exclusive to prepare a tree, shared to build from one. A second run on
+# the same build directory would otherwise rewrite a tree under a build:
+# it fails at once instead, saying why.
+lock_trees() {
+	mkdir -p "$BUILD"
+	exec 9>"$BUILD/trees.lock"
+	flock -n "-$1" 9 ||
+		die "another run is using the trees of $BUILD ($BUILD/trees.lock): wait for it, or give this one its own BUILD="
+}
+
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
 
 # Hash of everything that decides the content of the prepared tree.

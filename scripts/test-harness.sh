@@ -43,6 +43,11 @@ expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' cann
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
 expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
 	env BUILD="$tmp/build" BENCH_VDA=disk "$top/scripts/bench.sh"
+mkdir -p "$tmp/busy"
+expect "a second run on a build directory in use is refused" 1 \
+	'another run is using the trees of' \
+	bash -c "exec 8>'$tmp/busy/trees.lock' && flock -s 8 &&
+		BUILD='$tmp/busy' '$top/scripts/prepare-tree.sh'"
 
 # A patch that no longer applies: a scratch project on a tiny base repo.
 mkdir -p "$tmp/src" "$tmp/proj/patches" "$tmp/proj/scripts"
