@@ -4,7 +4,7 @@
 set -eu
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
-lock_trees s
+lock_tree s
 
 [ -f "$TREE/.prepared" ] || die "$TREE is not prepared: run scripts/prepare-tree.sh"
 mkdir -p "$OBJ"

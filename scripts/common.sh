@@ -41,15 +41,15 @@ stage() {
 	return "$rc"
 }
 
-# lock_trees x|s: hold $BUILD/trees.lock for the rest of the script,
-# exclusive to prepare a tree, shared to build from one. A second run on
-# the same build directory would otherwise rewrite a tree under a build:
-# it fails at once instead, saying why.
-lock_trees() {
+# lock_tree x|s: hold $TREE.lock for the rest of the script, exclusive to
+# prepare the variant's tree, shared to build from it. A second run on the
+# same tree would otherwise rewrite it under a build: it fails at once
+# instead, saying why.
+lock_tree() {
 	mkdir -p "$BUILD"
-	exec 9>"$BUILD/trees.lock"
+	exec 9>"$TREE.lock"
 	flock -n "-$1" 9 ||
-		die "another run is using the trees of $BUILD ($BUILD/trees.lock): wait for it, or give this one its own BUILD="
+		die "another run is using $TREE ($TREE.lock): wait for it, or give this one its own BUILD="
 }
 
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }

@@ -7,7 +7,7 @@
 set -eu
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
-lock_trees x
+lock_tree x
 
 BASE_REPO=$BUILD/linux
 if [ -n "${LINUX_SRC:-}" ]; then

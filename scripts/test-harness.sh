@@ -44,9 +44,9 @@ expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
 expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
 	env BUILD="$tmp/build" BENCH_VDA=disk "$top/scripts/bench.sh"
 mkdir -p "$tmp/busy"
-expect "a second run on a build directory in use is refused" 1 \
-	'another run is using the trees of' \
-	bash -c "exec 8>'$tmp/busy/trees.lock' && flock -s 8 &&
+expect "a second run on a tree in use is refused" 1 \
+	'another run is using .*/tree-patched' \
+	bash -c "exec 8>'$tmp/busy/tree-patched.lock' && flock -s 8 &&
 		BUILD='$tmp/busy' '$top/scripts/prepare-tree.sh'"
 
 # A patch that no longer applies: a scratch project on a tiny base repo.
