@@ -56,7 +56,7 @@ mkfs.ext4 -q -F "$disks/nfs.img"
 throttle=,throttling.iops-total=${DISK_IOPS:-20}
 [ "${DISK_IOPS:-20}" = 0 ] && throttle=
 # RAW_DISK=null (make bench): the raw disk is QEMU's null-co driver, which
-# completes every request at once without touching a host file, so the
+# completes every request without touching a host file, so the
 # guest's virtio-blk path, not the host's page cache and thread pool,
 # decides how fast it goes.
 case "${RAW_DISK:-file}" in
