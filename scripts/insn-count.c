@@ -6,6 +6,9 @@
  * instruction, ascending) to the file named by its out= argument.
  * scripts/profile.sh folds them into functions with the vmlinux symbols.
  *
+ * Every other instruction (user space, modules) goes into one sum,
+ * written the same way to the file named out=FILE.other.
+ *
  * Only the instructions between the last two executions of mark=ADDRESS
  * (a kernel function's entry) are written: the guest calls it just before
  * and just after the work to be measured, so the boot is left out.
@@ -53,6 +56,7 @@ EXPORT int qemu_plugin_version = 1;
 /* counts[] per text byte (sparse); touched[] lists the bytes in use. */
 #define MAX_TOUCHED (TEXT_SPAN / 4)
 static uint64_t *counts, *at_prev, *at_last;
+static uint64_t other, other_prev, other_last;
 static uint32_t *touched;
 static uint8_t *seen;
 static size_t n_touched;
@@ -71,6 +75,8 @@ static void at_mark(unsigned int vcpu, void *data)
 	at_last = t;
 	for (size_t k = 0; k < n_touched; k++)
 		at_last[touched[k]] = counts[touched[k]];
+	other_prev = other_last;
+	other_last = other;
 	marks_seen++;
 }
 
@@ -80,8 +86,11 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t i = va - TEXT_START;
 
 	(void)id;
-	if (va < TEXT_START || i >= TEXT_SPAN)
+	if (va < TEXT_START || i >= TEXT_SPAN) {
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, INLINE_ADD_U64,
+				&other, qemu_plugin_tb_n_insns(tb));
 		return;
+	}
 	/* A block is translated again after a flush: list it once. */
 	if (!(seen[i / 8] & (1 << (i % 8))) && n_touched < MAX_TOUCHED) {
 		seen[i / 8] |= 1 << (i % 8);
@@ -97,6 +106,7 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void finished(qemu_plugin_id_t id, void *data)
 {
 	FILE *f = fopen(out_path, "w");
+	char other_path[4096];
 	uint64_t i, n;
 
 	(void)id;
@@ -121,6 +131,15 @@ static void finished(qemu_plugin_id_t id, void *data)
 	}
 	if (fclose(f))
 		perror(out_path);
+	snprintf(other_path, sizeof(other_path), "%s.other", out_path);
+	f = fopen(other_path, "w");
+	if (!f) {
+		perror(other_path);
+		return;
+	}
+	fprintf(f, "%llu\n", (unsigned long long)(other_last - other_prev));
+	if (fclose(f))
+		perror(other_path);
 }
 
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id,

@@ -1,6 +1,6 @@
 #!/bin/bash
-# make profile: where a 4 KiB O_DIRECT I/O on null_blk spends its kernel
-# instructions, stock against patched, per function. The -O2 kernels of
+# make profile: where a 4 KiB O_DIRECT I/O spends its kernel instructions,
+# stock against patched, per function. The -O2 kernels of
 # make bench boot under QEMU with scripts/insn-count.c, a TCG plugin that
 # counts the instructions executed in kernel text while fio runs (the
 # guest marks the window with sethostname()). Each kernel boots twice,
@@ -9,6 +9,8 @@
 # without fio's start-up and exit.
 #
 # PROFILE_CASE="randread io_uring" (fio rw and ioengine, iodepth 1),
+# PROFILE_DEV=nullb0 (null_blk) or vda (virtio-blk on QEMU's null-co: the
+# case make bench cannot judge at depth 1, whose instructions this counts),
 # PROFILE_IOS=50000, PROFILE_BASE=1000, PROFILE_TOP=30 functions shown.
 # scripts/profile.sh --table DIR prints the table of an earlier run again.
 set -u -o pipefail
@@ -25,6 +27,12 @@ case "$engine" in io_uring | libaio | psync) ;;
 *) die "PROFILE_CASE: ioengine must be io_uring, libaio or psync, not '${engine:-}'" ;;
 esac
 [ -z "$extra" ] || die "PROFILE_CASE takes two words (rw ioengine), not '$PROFILE_CASE'"
+dev=${PROFILE_DEV:-nullb0}
+case "$dev" in
+nullb0) devname=null_blk ;;
+vda) devname="virtio-blk (null-co)" ;;
+*) die "PROFILE_DEV must be nullb0 or vda, not '$dev'" ;;
+esac
 ios=${PROFILE_IOS:-50000}
 base=${PROFILE_BASE:-1000}
 top=${PROFILE_TOP:-30}
@@ -45,12 +53,16 @@ fold() {
 	END { for (k in sum) print k, sum[k] }' "$2" "$1"
 }
 
+# The row of the instructions outside kernel text (fio, the C library,
+# modules such as null_blk): one name, no spaces, as fold writes them.
+other='[user-space+modules]'
+
 table() {
 	local out=$1
 	{
-		echo "kernel instructions per 4 KiB O_DIRECT I/O on null_blk, fio $(cat "$out/case"), iodepth 1, $(cat "$out/date"), -O2 kernels, TCG with -icount"
+		echo "instructions per 4 KiB O_DIRECT I/O (kernel text by function, then the rest) on $(cat "$out/dev" 2>/dev/null || echo null_blk), fio $(cat "$out/case"), iodepth 1, $(cat "$out/date"), -O2 kernels, TCG with -icount"
 		echo "base: $(cat "$BUILD/tree-patched/.base-desc" 2>/dev/null)"
-		awk -v total="$out/total" '
+		awk -v total="$out/total" -v other="$other" '
 		FNR == 1 { file++ }
 		{ c[file, $1] = $2; names[$1] = 1 }
 		END {
@@ -58,11 +70,17 @@ table() {
 			n0 = c[5, "none"]; p0 = c[5, "patched"]
 			for (k in names) {
 				s = (c[1, k] - c[2, k]) / n0; p = (c[3, k] - c[4, k]) / p0
+				if (k == other) { os = s; op = p; continue }
 				ts += s; tp += p
 				if (s > -0.5 && s < 0.5 && p > -0.5 && p < 0.5) continue
 				printf "%-40s %9.1f %9.1f %+8.1f\n", k, s, p, p - s
 			}
 			printf "%-40s %9.1f %9.1f %+8.1f\n", "= all kernel text", ts, tp, tp - ts > total
+			if (other in names) {
+				printf "%-40s %9.1f %9.1f %+8.1f\n", other, os, op, op - os > total
+				printf "%-40s %9.1f %9.1f %+8.1f  stock/patched %.4f\n", "= all guest instructions",
+					ts + os, tp + op, tp + op - ts - os, (ts + os) / (tp + op) > total
+			}
 		}' "$out/none-$(cat "$out/ios").funcs" "$out/none-$(cat "$out/base").funcs" \
 			"$out/patched-$(cat "$out/ios").funcs" "$out/patched-$(cat "$out/base").funcs" \
 			"$out/done" |
@@ -88,6 +106,7 @@ out=$BUILD/profile/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 date -u +%Y-%m-%d >"$out/date"
 echo "$rw $engine" >"$out/case"
+echo "$devname" >"$out/dev"
 echo "$ios" >"$out/ios"
 echo "$base" >"$out/base"
 bench_kernels || exit 1
@@ -99,7 +118,7 @@ profile_boot() {
 	[ "$v" = patched ] && sv=
 	mark=$(awk '$3 == "__x64_sys_sethostname" {print $1}' "$out/$v.syms")
 	[ -n "$mark" ] || die "no __x64_sys_sethostname in $BUILD/obj-$v-o2/vmlinux"
-	SERIES=$sv MODE=profile DISK_IOPS=0 RESULTS=$r TESTS="$rw $engine $n" \
+	SERIES=$sv MODE=profile DISK_IOPS=0 RAW_DISK=null RESULTS=$r TESTS="$rw $engine $n $dev" \
 		QEMU_EXTRA="-icount shift=0,align=off,sleep=on -plugin $so,out=$r/counts,mark=$mark" \
 		INITRD=$BUILD/obj-$v-o2/initramfs-bench.cpio.gz TIMEOUT=900 \
 		stage "profile-$v-$n-ios" "$s/run-qemu.sh" || return 1
@@ -112,6 +131,8 @@ profile_boot() {
 	[ -s "$r/counts" ] || die "the plugin wrote no counts: $r/qemu.stderr"
 	! grep 'insn-count:' "$r/qemu.stderr" >&2 || die "the count window is wrong: $r/qemu.stderr"
 	fold "$r/counts" "$out/$v.syms" >"$out/$v-$n.funcs"
+	[ -s "$r/counts.other" ] || die "the plugin wrote no user-space count: $r/qemu.stderr"
+	echo "$other $(cat "$r/counts.other")" >>"$out/$v-$n.funcs"
 	echo "$did"
 }
 for v in none patched; do

@@ -43,6 +43,8 @@ expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' cann
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
 expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
 	env BUILD="$tmp/build" BENCH_VDA=disk "$top/scripts/bench.sh"
+expect "a wrong profile device is named" 1 '^error: PROFILE_DEV must be nullb0 or vda' \
+	env BUILD="$tmp/build" PROFILE_DEV=sda "$top/scripts/profile.sh"
 mkdir -p "$tmp/busy"
 expect "a second run on a tree in use is refused" 1 \
 	'another run is using .*/tree-patched' \
