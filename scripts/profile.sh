@@ -2,7 +2,8 @@
 # make profile: where a 4 KiB O_DIRECT I/O spends its kernel instructions,
 # stock against patched, per function. The -O2 kernels of
 # make bench boot under QEMU with scripts/insn-count.c, a TCG plugin that
-# counts the instructions executed in kernel text while fio runs (the
+# counts the instructions executed in kernel text, per function, and
+# all the others (fio, libraries, modules) in one sum while fio runs (the
 # guest marks the window with sethostname()). Each kernel boots twice,
 # with PROFILE_IOS I/Os and with a few (PROFILE_BASE): the difference of
 # the two counts over the difference of the I/Os is the cost of one I/O,
