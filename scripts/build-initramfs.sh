@@ -108,6 +108,9 @@ cp "$TOP/initramfs/nfs-loopback" "$root/bin/nfs-loopback"
 # fsdax_pins makes ext4 on /dev/pmem0 in the guest (busybox has no ext4).
 copy_prog "$(command -v mke2fs)" /usr/sbin/mke2fs
 cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
+# dio_splice cuts a file's i_size with debugfs on the unmounted disk, so
+# that the blocks past EOF stay mapped.
+copy_prog "$(command -v debugfs)" /usr/sbin/debugfs
 # ib_umem_pins makes its soft-RoCE device with iproute2's rdma.
 copy_prog /usr/bin/rdma /usr/bin/rdma
 

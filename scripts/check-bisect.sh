@@ -28,7 +28,7 @@ done
 # compile-test object directory of its target (common.sh, ct_*).
 compile_changed() {
 	local f o t c a cross
-	for f in $(git -C "$wt" diff --name-only HEAD~1 HEAD -- '*.c'); do
+	for f in $(git -C "$wt" diff --name-only --diff-filter=d HEAD~1 HEAD -- '*.c'); do
 		o=${f%.c}.o t=x86_64 a=x86_64 cross=
 		for c in $(ct_targets); do
 			if ct_line "$c" object | grep -qx "$o"; then

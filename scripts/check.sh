@@ -6,8 +6,9 @@
 #  4. the harness can fail (canned logs, a broken patch)
 #  5. every C file the series changes compiles with W=1, no new warning
 #  6. docs/callers.md matches the prepared tree (scripts/audit-callers.sh)
-#  7. make qemu-test passes on the patched kernel
-#  8. A/B: every guard test fails on SERIES=none
+#  7. make qemu-test passes on the patched kernel, every regression row
+#     (selftests/regressions) among its passes
+#  8. A/B on SERIES=none: every guard row fails, every regression row passes
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -45,21 +46,45 @@ shellcheck_all() {
 	(cd "$TOP" && shellcheck -x scripts/*.sh scripts/qemu-x86_64.conf "${guest[@]}" .ci/run)
 }
 
-stock_fails_guards() {
-	local res=$BUILD/results/check-stock rc=0 g r
-	rm -rf "$res"
-	SERIES=none RESULTS=$res TESTS="$(guard_tests)" "$s/qemu-test.sh" >/dev/null
-	[ -f "$res/results.tsv" ] || { echo "no summary from the stock run"; return 1; }
+# rows_are RESULTS WANT LIST KERNEL: every row named in selftests/LIST has
+# the result WANT in RESULTS/results.tsv.
+rows_are() {
+	local res=$1 want=$2 list=$3 kernel=$4 rc=0 g r
 	while read -r g; do
 		r=$(awk -F '\t' -v g="$g" '$1 == g {print $2}' "$res/results.tsv")
-		echo "  stock: $g -> ${r:-missing}"
-		[ "$r" = FAIL ] || { echo "  guard test does not fail on the stock kernel: $g"; rc=1; }
-	done < <(grep -v '^#' "$TOP/selftests/guards")
+		echo "  $kernel: $g -> ${r:-missing}"
+		[ "$r" = "$want" ] || { echo "  $list row is not $want on the $kernel kernel: $g"; rc=1; }
+	done < <(grep -v '^#' "$TOP/selftests/$list")
 	return "$rc"
 }
 
-guard_tests() {
-	grep -v '^#' "$TOP/selftests/guards" | sed 's/:.*//' | sort -u | tr '\n' ' '
+# list_tests LIST...: the tests (programs) whose rows selftests/LIST name.
+list_tests() {
+	local l
+	for l in "$@"; do grep -v '^#' "$TOP/selftests/$l"; done | sed 's/:.*//' | sort -u | tr '\n' ' '
+}
+
+# The whole suite on the patched kernel; a regression row must not be
+# missing from it either.
+patched_passes() {
+	local res=$BUILD/results/check-patched rc=0
+	rm -rf "$res"
+	SERIES='' RESULTS=$res "$s/qemu-test.sh" || rc=1
+	[ -f "$res/results.tsv" ] || { echo "no summary from the patched run"; return 1; }
+	rows_are "$res" PASS regressions patched || rc=1
+	return "$rc"
+}
+
+# Guards fail on stock (they guard a fix); regression tests pass there too
+# (they guard a bug the series once brought in).
+stock_ab() {
+	local res=$BUILD/results/check-stock rc=0
+	rm -rf "$res"
+	SERIES=none RESULTS=$res TESTS="$(list_tests guards regressions)" "$s/qemu-test.sh" >/dev/null
+	[ -f "$res/results.tsv" ] || { echo "no summary from the stock run"; return 1; }
+	rows_are "$res" FAIL guards stock || rc=1
+	rows_are "$res" PASS regressions stock || rc=1
+	return "$rc"
 }
 
 check apply-series fresh_series
@@ -68,8 +93,8 @@ check shellcheck shellcheck_all
 check harness-selftests "$s/test-harness.sh"
 check compile-test "$s/compile-test.sh"
 check callers-audit "$s/audit-callers.sh" --check
-check qemu-test env SERIES= RESULTS="$BUILD/results/check-patched" "$s/qemu-test.sh"
-check ab-stock-fails stock_fails_guards
+check qemu-test patched_passes
+check ab-stock stock_ab
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "make check: FAILED: ${failed[*]}"

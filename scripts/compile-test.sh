@@ -25,8 +25,9 @@ for v in none patched; do
 	SERIES=$sv "$s/prepare-tree.sh" || die "cannot prepare the $v tree"
 done
 patched=$BUILD/tree-patched
+# A file the series deletes has no object to build: --diff-filter=d.
 base_rev=$(cut -d' ' -f1 "$patched/.prepared")
-mapfile -t files < <(git -C "$patched" diff --name-only "$base_rev" HEAD -- '*.c' | LC_ALL=C sort)
+mapfile -t files < <(git -C "$patched" diff --name-only --diff-filter=d "$base_rev" HEAD -- '*.c' | LC_ALL=C sort)
 [ "${#files[@]}" -gt 0 ] || die "the series changes no C file"
 # Plus the files configs/compile-test.config lists as "# also:" (callers
 # that already pin in Debian's tree and that the guest cannot drive).

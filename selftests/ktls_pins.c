@@ -10,11 +10,14 @@
  * ends: the sender's kernel encrypts, the receiver's decrypts. Records of
  * 16 KiB received with a length of exactly one record take the zero-copy
  * path, one pin per page spanned. A read-only receive buffer must fail
- * and leak no pin.
+ * and leak no pin. The pages the cipher wrote must be marked dirty: a
+ * clean page of a MAP_SHARED memfd would lose the plaintext to
+ * drop_caches (Debian's 6.1 never dirties them).
  */
 #include <linux/tls.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include "dio_common.h"
 #include "kselftest.h"
@@ -155,13 +158,89 @@ static void test_readonly(unsigned char *src)
 	munmap(ro, REC_LEN);
 }
 
+/*
+ * Drop the clean page cache. A page is only dropped when nothing but the
+ * page cache holds it, and this CPU's LRU batches hold references until
+ * drained: mlock() drains them (lru_add_drain() in mlock_fixup()).
+ */
+static void drop_clean_cache(void)
+{
+	static char scratch[4096] __attribute__((aligned(4096)));
+	int fd;
+
+	mlock(scratch, sizeof(scratch));
+	munlock(scratch, sizeof(scratch));
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+	close(fd);
+}
+
+/*
+ * Records decrypted into a MAP_SHARED memfd whose pages were only
+ * read-faulted: tmpfs needs no write notification, so the PTEs are
+ * writable and clean, the pin does not dirty the pages, and the cipher
+ * writes them through the kernel mapping. Unless the release marks them
+ * dirty, they are clean once unmapped, drop_caches drops them and the file
+ * reads back as a hole. One CPU, so that drop_clean_cache() drains the LRU
+ * batches the faults and the unmap filled.
+ */
+static void test_memfd(unsigned char *src)
+{
+	const char *name = "ktls_pins_memfd_recv_dirtied";
+	long len = (long)NREC * REC_LEN, npages = len / page_size, i;
+	long got, bad = -1, resident = 0;
+	unsigned char *map, *back = malloc(len), *vec = malloc(npages);
+	cpu_set_t old, one;
+	struct pins d;
+	int fd, tx, rx;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		ksft_exit_fail_msg("sched_getaffinity: %s\n", strerror(errno));
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	fd = memfd_create("ktls_pins", 0);
+	if (fd < 0 || ftruncate(fd, len) || !back || !vec)
+		ksft_exit_fail_msg("memfd: %s\n", strerror(errno));
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	/* Read faults only: clean pages behind writable PTEs. */
+	for (i = 0; i < len; i += page_size)
+		(void)((volatile unsigned char *)map)[i];
+	tls_pair(&tx, &rx);
+	got = send_recv(tx, rx, src, map, NREC, &d);
+	close(tx);
+	close(rx);
+	munmap(map, len);
+	drop_clean_cache();
+	/* Which pages the page cache still holds, and what the file reads. */
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map != MAP_FAILED && !mincore(map, len, vec))
+		for (i = 0; i < npages; i++)
+			resident += vec[i] & 1;
+	if (map != MAP_FAILED)
+		munmap(map, len);
+	if (got == len && pread(fd, back, len, 0) == len)
+		bad = count_bad(back, len);
+	ksft_print_msg("%s: %ld of %ld bytes; after munmap and drop_caches %ld of %ld pages resident, %ld bytes wrong; pins acquired %ld released %ld\n",
+		       name, got, len, resident, npages, bad, d.acq, d.rel);
+	ksft_test_result(got == len && bad == 0 && d.acq == d.rel, "%s\n",
+			 name);
+	close(fd);
+	free(back);
+	free(vec);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 int main(void)
 {
 	long i, len = (long)NREC * REC_LEN;
 	unsigned char *src;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	pins_test_start(3);
+	pins_test_start(4);
 	lo_up();
 	src = malloc(len);
 	if (!src)
@@ -171,6 +250,7 @@ int main(void)
 	test_recv(src, 0, NREC, "ktls_pins_recv_counted");
 	test_recv(src, 100, 1, "ktls_pins_unaligned_recv_counted");
 	test_readonly(src);
+	test_memfd(src);
 	free(src);
 	ksft_finished();
 }
