@@ -151,6 +151,24 @@ static inline void lo_up(void)
 }
 
 /* @n fresh anonymous private pages with @prot, or NULL. */
+/*
+ * Drop the clean page cache. A page is only dropped when nothing but the
+ * page cache holds it, and this CPU's LRU batches hold references until
+ * drained: mlock() drains them (lru_add_drain() in mlock_fixup()).
+ */
+static inline void drop_clean_cache(void)
+{
+	static char scratch[4096] __attribute__((aligned(4096)));
+	int fd;
+
+	mlock(scratch, sizeof(scratch));
+	munlock(scratch, sizeof(scratch));
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
+	close(fd);
+}
+
 static inline void *map_pages(int n, int prot)
 {
 	void *p = mmap(NULL, n * sysconf(_SC_PAGESIZE), prot,

@@ -159,24 +159,6 @@ static void test_readonly(unsigned char *src)
 }
 
 /*
- * Drop the clean page cache. A page is only dropped when nothing but the
- * page cache holds it, and this CPU's LRU batches hold references until
- * drained: mlock() drains them (lru_add_drain() in mlock_fixup()).
- */
-static void drop_clean_cache(void)
-{
-	static char scratch[4096] __attribute__((aligned(4096)));
-	int fd;
-
-	mlock(scratch, sizeof(scratch));
-	munlock(scratch, sizeof(scratch));
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1)
-		ksft_exit_fail_msg("drop_caches: %s\n", strerror(errno));
-	close(fd);
-}
-
-/*
  * Records decrypted into a MAP_SHARED memfd whose pages were only
  * read-faulted: tmpfs needs no write notification, so the PTEs are
  * writable and clean, the pin does not dirty the pages, and the cipher
