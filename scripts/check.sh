@@ -14,8 +14,30 @@ set -u
 . "$(dirname "$0")/common.sh"
 s=$TOP/scripts
 failed=()
+times=()
+t_start=$(date +%s)
+# CI stops a run at 90 min; warn well before the budget is gone.
+budget_warn=${CHECK_WARN_SECONDS:-3600}
 check() {
-	stage "$@" || failed+=("$1")
+	local t0 rc=0
+	t0=$(date +%s)
+	stage "$@" || rc=$?
+	[ "$rc" -eq 0 ] || failed+=("$1")
+	times+=("$(printf '%-18s %6ss  %s' "$1" "$(($(date +%s) - t0))" \
+		"$([ "$rc" -eq 0 ] && echo ok || echo FAILED)")")
+}
+
+# The time each stage took and the total, and a loud warning past the
+# budget: every later check or base has to fit in CI's 90 minutes.
+time_summary() {
+	local total=$(($(date +%s) - t_start)) t
+	echo "make check: time per stage"
+	for t in "${times[@]}"; do echo "  $t"; done
+	printf '  %-18s %6ss  (%dm%02ds)\n' total "$total" $((total / 60)) $((total % 60))
+	if [ "$total" -gt "$budget_warn" ]; then
+		echo "!!! make check took $((total / 60)) min, more than $((budget_warn / 60)) min:"
+		echo "!!! CI stops at 90 min; find the stage that grew before adding more"
+	fi
 }
 
 fresh_series() {
@@ -96,6 +118,7 @@ check callers-audit "$s/audit-callers.sh" --check
 check qemu-test patched_passes
 check ab-stock stock_ab
 
+time_summary
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "make check: FAILED: ${failed[*]}"
 	echo "check: $((8 - ${#failed[@]})) passed, ${#failed[@]} failed"
