@@ -57,7 +57,7 @@ profile: deps
 	@$(S)/profile.sh
 
 clean:
-	rm -rf build/obj-* build/results
+	rm -rf build/obj-* build/tree-*/obj* build/results
 
 distclean:
 	rm -rf build

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Configure (tinyconfig + configs/ fragments) and build the kernel of one
-# variant out of tree in $OBJ, plus modules and the exported uapi headers.
+# variant in $OBJ (common.sh: inside the tree, build/obj-<kind> links to
+# it), plus modules and the exported uapi headers.
 set -eu
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -8,6 +9,13 @@ lock_tree s
 
 [ -f "$TREE/.prepared" ] || die "$TREE is not prepared: run scripts/prepare-tree.sh"
 mkdir -p "$OBJ"
+# build/obj-<kind> was the object directory itself before the objects
+# moved into the tree; it is now a symlink.
+if [ -d "$OBJ_LINK" ] && [ ! -L "$OBJ_LINK" ]; then
+	log "removing $OBJ_LINK (old layout: objects are now in $OBJ)"
+	rm -rf "$OBJ_LINK"
+fi
+ln -sfn "${OBJ#"$BUILD"/}" "$OBJ_LINK"
 
 frags=("$TOP/configs/base.config" "$TOP/configs/tests.config"
 	"$TREE/tools/testing/selftests/vm/config")

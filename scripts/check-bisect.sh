@@ -1,6 +1,6 @@
 #!/bin/bash
 # make check-bisect: the tree builds after every patch of the series.
-# Uses its own worktree and object directories (build/bisect-*), applies
+# Uses its own worktree and object directories (build/bisect-tree, objects in it), applies
 # one patch at a time and builds the kernel and modules after each, and
 # the C files the patch changes in the compile-test configuration of
 # scripts/compile-test.sh (drivers the guest kernel does not build).
@@ -10,19 +10,22 @@ set -u
 
 SERIES='' "$TOP/scripts/prepare-tree.sh" || exit 1
 base=$(git -C "$BUILD/linux" rev-parse debian)
-wt=$BUILD/bisect-tree obj=$BUILD/bisect-obj
+# Objects inside the worktree, as common.sh keeps them: relative source
+# paths let ccache serve each step every object the step shares with the
+# stock or the patched build.
+wt=$BUILD/bisect-tree obj=$BUILD/bisect-tree/obj
 git -C "$BUILD/linux" worktree remove -f "$wt" 2>/dev/null
 rm -rf "$wt"
 git -C "$BUILD/linux" worktree prune
 git -C "$BUILD/linux" worktree add -q -f --detach "$wt" "$base" || exit 1
 mkdir -p "$obj"
-cp "$BUILD/obj-patched/.config" "$obj/.config" 2>/dev/null ||
+cp "$BUILD/tree-patched/obj/.config" "$obj/.config" 2>/dev/null ||
 	die "build the patched kernel first (make qemu-test)"
 "$TOP/scripts/compile-test.sh" >/dev/null || die "scripts/compile-test.sh fails on the whole series"
 targets="x86_64 $(ct_targets | tr '\n' ' ')"
 for t in $targets; do
 	mkdir -p "$obj-compile-$t"
-	cp "$BUILD/obj-compile-$t-patched/.config" "$obj-compile-$t/.config"
+	cp "$BUILD/tree-patched/obj-compile-$t/.config" "$obj-compile-$t/.config"
 done
 # compile_changed N: build the C files of the last commit, each in the
 # compile-test object directory of its target (common.sh, ct_*).

@@ -1,6 +1,7 @@
 #!/bin/bash
 # make check: the project's own tests.
-#  1. series applies with git am on a freshly prepared tree
+#  1. series applies with git am on a new worktree of the base, and the
+#     build tree holds its result
 #  2. checkpatch.pl is clean on every patch
 #  3. shellcheck is clean on the harness
 #  4. the harness can fail (canned logs, a broken patch)
@@ -40,9 +41,35 @@ time_summary() {
 	fi
 }
 
+# git am of the series on a new worktree of the base; the build tree is
+# not re-applied (that would touch every file the series changes and
+# rebuild a third of the kernel) but must hold the same tree.
 fresh_series() {
-	rm -f "$BUILD/tree-patched/.prepared"
-	SERIES='' "$s/prepare-tree.sh"
+	local pt=$BUILD/tree-patched wt=$BUILD/apply-check base p rc=0
+	SERIES='' "$s/prepare-tree.sh" || return 1
+	base=$(cut -d' ' -f1 "$pt/.prepared")
+	git -C "$pt" worktree remove -f "$wt" >/dev/null 2>&1
+	rm -rf "$wt"
+	git -C "$pt" worktree prune
+	git -C "$pt" worktree add -q -f --detach "$wt" "$base" || return 1
+	while read -r p; do
+		case "$p" in '' | '#'*) continue ;; esac
+		git -C "$wt" am -q --whitespace=nowarn "$TOP/patches/$p" >"$wt.log" 2>&1 ||
+			{ echo "patches/$p does not apply with git am:"; sed 's/^/  /' "$wt.log"; rc=1; break; }
+	done <"$TOP/series"
+	if [ "$rc" -eq 0 ] && [ "$(git -C "$wt" rev-parse 'HEAD^{tree}')" != "$(git -C "$pt" rev-parse 'HEAD^{tree}')" ]; then
+		echo "$pt does not hold the series: remove $pt/.prepared and rerun"
+		rc=1
+	fi
+	if [ "$rc" -eq 0 ] && ! git -C "$pt" diff --quiet HEAD; then
+		echo "$pt has local changes: remove $pt/.prepared and rerun"
+		rc=1
+	fi
+	[ "$rc" -eq 0 ] && echo "series: $(git -C "$wt" rev-list --count "$base..HEAD") patches applied with git am on $base"
+	git -C "$pt" worktree remove -f "$wt" >/dev/null 2>&1
+	rm -rf "$wt" "$wt.log"
+	git -C "$pt" worktree prune
+	return "$rc"
 }
 
 checkpatch() {

@@ -15,14 +15,22 @@ patched | series | '') VARIANT=patched ;;
 esac
 export VARIANT
 TREE=$BUILD/tree-$VARIANT
-OBJ=$BUILD/obj-$VARIANT
+# Objects live in a directory directly inside their tree: kbuild then
+# names every source by a relative path (srctree is ".."), so the stock
+# and the patched build run the same compiler command line and ccache
+# serves the patched build every object the series does not change (about
+# a third of the kernel). build/obj-<kind> is a symlink to it.
+kind=
 DEBUG=${DEBUG:-}
-[ -n "$DEBUG" ] && [ "$DEBUG" != 0 ] && OBJ=$OBJ-debug
+[ -n "$DEBUG" ] && [ "$DEBUG" != 0 ] && kind=$kind-debug
 # O2=1: build at -O2 as Debian does (tinyconfig picks -Os); make bench's
 # default.
 O2=${O2:-}
-[ -n "$O2" ] && [ "$O2" != 0 ] && OBJ=$OBJ-o2
-export TOP BUILD TREE OBJ
+[ -n "$O2" ] && [ "$O2" != 0 ] && kind=$kind-o2
+OBJ=$TREE/obj$kind
+OBJ_LINK=$BUILD/obj-$VARIANT$kind
+unset kind
+export TOP BUILD TREE OBJ OBJ_LINK
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

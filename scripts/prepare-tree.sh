@@ -70,7 +70,8 @@ cd "$TREE"
 rm -f .prepared
 git am --abort >/dev/null 2>&1 || true
 git checkout -q -f -B "foll-pin-$VARIANT" "$BASE_REV"
-git clean -q -fdx
+# The object directories inside the tree (common.sh) survive a re-prepare.
+git clean -q -fdx -e '/obj*'
 
 if [ "$VARIANT" = patched ]; then
 	n=0
