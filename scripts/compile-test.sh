@@ -15,6 +15,32 @@
 set -u -o pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
+# count_warnings LOG OBJECT...: print "OBJECT N" for each object, N its
+# W=1 warnings in LOG (a make -O run: each object's "CC" line is followed
+# by its own compiler and objtool output), or "OBJECT error" when the
+# object was not built. Warnings before any CC line come from make's own
+# steps (another kbuild step line ends an object's output), not from a
+# changed file.
+count_warnings() {
+	local log=$1
+	shift
+	awk -v objs="$*" '
+		BEGIN { n = split(objs, o, " "); for (i = 1; i <= n; i++) w[o[i]] = 0 }
+		/^  CC( \[M\])? / { cur = $NF; next }
+		/^  [A-Z][A-Z0-9_]* / { cur = ""; next }
+		/warning:/ && (cur in w) { w[cur]++ }
+		END { for (i = 1; i <= n; i++) print o[i], w[o[i]] }' "$log" |
+		while read -r o c; do
+			if [ -n "${objdir:-}" ] && [ ! -f "$objdir/$o" ]; then c=error; fi
+			echo "$o $c"
+		done
+}
+if [ "${1:-}" = --count-warnings ]; then
+	shift
+	count_warnings "$@"
+	exit 0
+fi
+
 s=$TOP/scripts
 ccache=
 command -v ccache >/dev/null 2>&1 && ccache="ccache "
@@ -41,18 +67,18 @@ other=$(for t in $(ct_targets); do
 	ct_line "$t" object | sed "s|^|$t\t|"
 done)
 
-# build TARGET VARIANT OBJECT: print the object's W=1 warning count, or
-# "error" when it does not build.
+# build TARGET VARIANT OBJECT...: build the objects with W=1 in one make
+# (each make spends seconds on its own checks before compiling anything)
+# and print "OBJECT N" per object as count_warnings does.
 build() {
-	local v=$2 o=$3 obj=$BUILD/tree-$2/obj-compile-$1 out rc
+	local t=$1 v=$2 obj=$BUILD/tree-$2/obj-compile-$1 log
+	shift 2
+	log=$obj/compile-test.log
 	# An up-to-date object prints nothing; ccache replays the warnings.
-	rm -f "$obj/$o"
-	out=$(make -C "$BUILD/tree-$v" O="$obj" ARCH="$arch" \
-		CROSS_COMPILE="$cross" CC="$ccache${cross}gcc" -j"$(nproc)" W=1 "$o" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" >"$obj/${o//\//_}.log"
-	if [ "$rc" -ne 0 ]; then echo error; return; fi
-	printf '%s\n' "$out" | grep -c 'warning:' || true
+	(cd "$obj" && rm -f "$@")
+	make -C "$BUILD/tree-$v" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" \
+		CC="$ccache${cross}gcc" -j"$(nproc)" -k -O W=1 "$@" >"$log" 2>&1
+	objdir=$obj count_warnings "$log" "$@"
 }
 
 configure() { # TARGET VARIANT
@@ -78,38 +104,47 @@ for t in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
 		command -v "${cross}gcc" >/dev/null || die "no ${cross}gcc (apt-get install gcc-${cross%-})"
 	fi
 	configure "$t" patched || { echo "compile-test: cannot configure $t"; rc=1; continue; }
-	objs=() wps=() warned=0
+	objs=()
 	for f in "${files[@]}"; do
 		o=${f%.c}.o
 		a=$(printf '%s\n' "$other" | awk -F '\t' -v o="$o" '$2 == o {print $1}')
 		[ "${a:-x86_64}" = "$t" ] || continue
-		wp=$(build "$t" patched "$o")
-		objs+=("$o") wps+=("$wp")
-		case "$wp" in error | 0) ;; *) warned=1 ;; esac
+		objs+=("$o")
 	done
+	declare -A wp=() ws=()
+	warned=()
+	while read -r o c; do
+		wp[$o]=$c
+		case "$c" in error | 0) ;; *) warned+=("$o") ;; esac
+	done < <(build "$t" patched "${objs[@]}")
 	stock=ok
-	if [ "$warned" -eq 1 ] && ! configure "$t" none; then
-		echo "compile-test: cannot configure stock $t"
-		stock=failed rc=1
+	if [ "${#warned[@]}" -gt 0 ]; then
+		if configure "$t" none; then
+			while read -r o c; do ws[$o]=$c; done < <(build "$t" none "${warned[@]}")
+		else
+			echo "compile-test: cannot configure stock $t"
+			stock=failed rc=1
+		fi
 	fi
-	for i in "${!objs[@]}"; do
-		o=${objs[$i]} wp=${wps[$i]} ws=-
-		case "$wp" in
+	for o in "${objs[@]}"; do
+		p=${wp[$o]:-error} b=${ws[$o]:--}
+		case "$p" in
 		error) bad=1 ;;
 		0) bad=0 ;;
 		*)
 			bad=1
-			if [ "$stock" = ok ]; then
-				ws=$(build "$t" none "$o")
-				[ "$ws" = error ] || [ "$wp" -gt "$ws" ] || bad=0
+			if [ "$stock" = ok ] && [ "$b" != error ] && [ "$b" != - ] &&
+				[ "$p" -le "$b" ]; then
+				bad=0
 			fi
 			;;
 		esac
-		printf '%-58s %-10s %6s %7s\n' "$o" "$t" "$ws" "$wp"
+		printf '%-58s %-10s %6s %7s\n' "$o" "$t" "$b" "$p"
 		if [ "$bad" -eq 1 ]; then
-			echo "  new warning or build failure: $BUILD/tree-patched/obj-compile-$t/${o//\//_}.log"
+			echo "  new warning or build failure: $BUILD/tree-patched/obj-compile-$t/compile-test.log"
 			rc=1
 		fi
 	done
+	unset wp ws
 done
 exit "$rc"

@@ -45,6 +45,16 @@ expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or fi
 	env BUILD="$tmp/build" BENCH_VDA=disk "$top/scripts/bench.sh"
 expect "a wrong profile device is named" 1 '^error: PROFILE_DEV must be nullb0 or vda' \
 	env BUILD="$tmp/build" PROFILE_DEV=sda "$top/scripts/profile.sh"
+# compile-test's batched W=1 build: each warning counted for its object.
+expect "compile-test counts each object's warnings" 0 \
+	'^block/bio.o 0 fs/fuse/dev.o 2 drivers/misc/genwqe/card_utils.o 1 mm/gup.o 0$' \
+	bash -c "'$top/scripts/compile-test.sh' --count-warnings '$data/compile-w1.log' \
+		block/bio.o fs/fuse/dev.o drivers/misc/genwqe/card_utils.o mm/gup.o | tr '\n' ' ' | sed 's/ $//'"
+mkdir -p "$tmp/obj/block"
+touch "$tmp/obj/block/bio.o"
+expect "compile-test names an object that did not build" 0 '^block/bio.o 0 fs/fuse/dev.o error$' \
+	bash -c "objdir='$tmp/obj' '$top/scripts/compile-test.sh' --count-warnings \
+		'$data/compile-w1.log' block/bio.o fs/fuse/dev.o | tr '\n' ' ' | sed 's/ $//'"
 mkdir -p "$tmp/busy"
 expect "a second run on a tree in use is refused" 1 \
 	'another run is using .*/tree-patched' \
