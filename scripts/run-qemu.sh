@@ -12,6 +12,10 @@ set -eu
 MODE=${MODE:-run}
 TIMEOUT=${TIMEOUT:-2400}
 RESULTS=${RESULTS:?RESULTS must name the results directory}
+# PIN_RACES_SECONDS: how long selftests/pin_races repeats each row (a soak).
+case "${PIN_RACES_SECONDS:-}" in
+*[!0-9]*) die "PIN_RACES_SECONDS must be a number of seconds, not '$PIN_RACES_SECONDS'" ;;
+esac
 kernel=$OBJ/$QEMU_KERNEL
 initrd=${INITRD:-$OBJ/initramfs.cpio.gz}
 if [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
@@ -93,6 +97,7 @@ cpu=$QEMU_CPU_TCG
 [ "$a" = kvm ] && cpu=$QEMU_CPU_KVM
 append="$QEMU_CMDLINE foll.mode=$MODE"
 [ -n "${TESTS:-}" ] && append="$append foll.tests=$(echo "$TESTS" | tr ' ' ,)"
+[ -n "${PIN_RACES_SECONDS:-}" ] && append="$append foll.pin_races_seconds=$PIN_RACES_SECONDS"
 echo "$a" >"$RESULTS/accel"
 log "booting $VARIANT kernel under $a ($MODE), timeout ${TIMEOUT}s"
 

@@ -55,6 +55,8 @@ touch "$tmp/obj/block/bio.o"
 expect "compile-test names an object that did not build" 0 '^block/bio.o 0 fs/fuse/dev.o error$' \
 	bash -c "objdir='$tmp/obj' '$top/scripts/compile-test.sh' --count-warnings \
 		'$data/compile-w1.log' block/bio.o fs/fuse/dev.o | tr '\n' ' ' | sed 's/ $//'"
+expect "a wrong soak knob is named" 1 '^error: PIN_RACES_SECONDS must be a number' \
+	env BUILD="$tmp/build" RESULTS="$tmp/r" PIN_RACES_SECONDS=1m "$top/scripts/run-qemu.sh"
 mkdir -p "$tmp/busy"
 expect "a second run on a tree in use is refused" 1 \
 	'another run is using .*/tree-patched' \
