@@ -30,6 +30,9 @@ accel() {
 	case "${ACCEL:-auto}" in
 	tcg | kvm) echo "$ACCEL"; return ;;
 	esac
+	# Two guests may start at once: one probes, the other waits for it.
+	exec 7>"$cache.lock"
+	flock 7
 	if [ ! -s "$cache" ]; then
 		local a=tcg
 		if [ -w /dev/kvm ]; then
@@ -44,6 +47,7 @@ accel() {
 		fi
 		echo "$a" >"$cache"
 	fi
+	exec 7>&-
 	cat "$cache"
 }
 

@@ -47,7 +47,8 @@ start() {
 	tgtimg --op new --device-type tape --barcode FOLLPIN1 --size 64 --type data \
 		--file "$dir/tape.img" >"$dir/tgtd.log" 2>&1 ||
 		die "tgtimg failed, see $dir/tgtd.log"
-	tgtd -f -C "$ctl" --iscsi portal="127.0.0.1:$port" >>"$dir/tgtd.log" 2>&1 &
+	# 7>&-: the daemon must not keep the port-choice lock.
+	tgtd -f -C "$ctl" --iscsi portal="127.0.0.1:$port" >>"$dir/tgtd.log" 2>&1 7>&- &
 	pid=$!
 	echo "$pid" >"$dir/tgtd.pid"
 	echo "$ctl" >"$dir/tgtd.ctl"
@@ -68,7 +69,14 @@ start() {
 }
 
 case "$cmd" in
-start) start ;;
+start)
+	# Two guests at once (make check boots stock beside patched): the
+	# second picks its port only once the first's tgtd listens.
+	mkdir -p "$BUILD"
+	exec 7>"$BUILD/tape-target.lock"
+	flock 7
+	start
+	;;
 stop) stop ;;
 *) die "$usage" ;;
 esac
