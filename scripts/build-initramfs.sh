@@ -78,9 +78,7 @@ guest_debs="$guest_debs samba samba-libs samba-common-bin libwbclient0"
 guest_debs="$guest_debs libtalloc2 libtevent0 libtdb1 libldb2"
 # make check builds the stock and patched images at once: one fetches,
 # the other waits for it and reuses its download.
-mkdir -p "$BUILD"
-exec 7>"$BUILD/guest-debs.lock"
-flock 7
+wait_lock "$BUILD/guest-debs.lock"
 if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$guest_debs" ]; then
 	log "fetching $guest_debs (apt-get download)"
 	rm -rf "$BUILD/guest-debs"
@@ -91,7 +89,7 @@ if [ "$(cat "$debroot/.debs" 2>/dev/null)" != "$guest_debs" ]; then
 	for d in "$BUILD"/guest-debs/*.deb; do dpkg-deb -x "$d" "$debroot"; done
 	echo "$guest_debs" >"$debroot/.debs"
 fi
-exec 7>&-
+unlock
 export LD_LIBRARY_PATH=$debroot/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu:$debroot/usr/lib/x86_64-linux-gnu/samba
 for p in usr/sbin/rpc.mountd usr/sbin/rpc.nfsd usr/sbin/exportfs \
 	usr/bin/ib_write_bw usr/bin/ib_read_bw; do

@@ -60,6 +60,17 @@ lock_tree() {
 		die "another run is using $TREE ($TREE.lock): wait for it, or give this one its own BUILD="
 }
 
+# wait_lock FILE: wait for and hold FILE on fd 7 until unlock, around a
+# step two runs sharing one build directory must not do at once (make
+# check boots the stock guest beside the patched one). A daemon started
+# under it must get 7>&- or it keeps the lock.
+wait_lock() {
+	mkdir -p "$(dirname "$1")"
+	exec 7>"$1"
+	flock 7
+}
+unlock() { exec 7>&-; }
+
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
 
 # Hash of everything that decides the content of the prepared tree.

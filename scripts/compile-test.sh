@@ -145,6 +145,5 @@ for t in x86_64 $(printf '%s\n' "$other" | cut -f1 | sort -u); do
 			rc=1
 		fi
 	done
-	unset wp ws
 done
 exit "$rc"

@@ -31,8 +31,7 @@ accel() {
 	tcg | kvm) echo "$ACCEL"; return ;;
 	esac
 	# Two guests may start at once: one probes, the other waits for it.
-	exec 7>"$cache.lock"
-	flock 7
+	wait_lock "$cache.lock"
 	if [ ! -s "$cache" ]; then
 		local a=tcg
 		if [ -w /dev/kvm ]; then
@@ -47,7 +46,7 @@ accel() {
 		fi
 		echo "$a" >"$cache"
 	fi
-	exec 7>&-
+	unlock
 	cat "$cache"
 }
 

@@ -72,9 +72,7 @@ case "$cmd" in
 start)
 	# Two guests at once (make check boots stock beside patched): the
 	# second picks its port only once the first's tgtd listens.
-	mkdir -p "$BUILD"
-	exec 7>"$BUILD/tape-target.lock"
-	flock 7
+	wait_lock "$BUILD/tape-target.lock"
 	start
 	;;
 stop) stop ;;
