@@ -520,14 +520,11 @@ int main(int argc, char **argv)
 	FILE *f;
 	long nr = 0;
 
-	ksft_print_header();
-	ksft_set_plan(3 * 6 + 3 + 2 + 1);
-	if (pins_acquired() < 0)
-		ksft_exit_fail_msg("no nr_foll_pin_acquired in /proc/vmstat\n");
+	pins_test_start(3 * 6 + 3 + 2 + 1);
 	scratch = aligned_alloc(4096, BUF_LEN);
 	if (!scratch || aio_setup(&aio) || uring_setup(&ring))
 		ksft_exit_fail_msg("setup: %s\n", strerror(errno));
-	/* Two huge pages for the hugetlb buffers; restored at the end. */
+	/* At least 4 huge pages for the hugetlb buffers; restored at the end. */
 	f = fopen("/proc/sys/vm/nr_hugepages", "r+");
 	if (f && fscanf(f, "%ld", &nr) == 1 && nr < 4) {
 		rewind(f);
