@@ -52,6 +52,12 @@ cur != "" && cur != "run_vmtests" && /^    (not )?ok [0-9]+ / {
 	line = $0
 	sub(/^(not )?ok [0-9]+ /, "", line)
 	note = ""
+	# ksft_test_result_skip() writes "ok N # SKIP name: reason".
+	if (line ~ /^# SKIP /) {
+		sub(/^# SKIP /, "", line)
+		note = "SKIP"
+		if (match(line, /: /)) { note = "SKIP " substr(line, RSTART + 2); line = substr(line, 1, RSTART - 1) }
+	}
 	if (match(line, / # .*/)) { note = substr(line, RSTART + 3); line = substr(line, 1, RSTART - 1) }
 	if (match(line, / \(.*\)$/)) { note = substr(line, RSTART + 2, RLENGTH - 3) (note == "" ? "" : "; " note); line = substr(line, 1, RSTART - 1) }
 	result = notok ? "FAIL" : (note ~ /^SKIP/ ? "SKIP" : "PASS")

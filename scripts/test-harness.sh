@@ -34,6 +34,8 @@ canned() { # LOG [timeout]
 }
 
 expect "a clean run passes" 0 '^verdict: PASS' canned pass
+expect "a skipped subtest is a SKIP row under its name" 0 \
+	'^dio_fork: dio_fork_nfs_aio +SKIP .*no disk with serial dio-nfs' canned pass
 expect "a failing selftest fails the run" 1 'dio_fork: dio_fork_blkdev_aio +FAIL .*lost 198/200' canned selftest-fails
 expect "a WARN in the console fails the run" 1 '^  WARNING: CPU: 0 PID: 77' canned warn
 expect "a known Debian splat is an XFAIL row" 0 '^known splat: hugetlb_split +XFAIL' canned known-splat
