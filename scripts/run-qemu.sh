@@ -78,6 +78,16 @@ for d in raw ext4 ext2 nfs; do
 	drives+=(-drive "$drv,if=none,id=$d$throttle"
 		-device "virtio-blk-pci,drive=$d,serial=dio-$d")
 done
+# selftests/pin_faults' device errors: QEMU's blkdebug driver fails the
+# sectors scripts/blkdebug.conf names. Not throttled: its tests count
+# I/Os, not races. blkdebug's legacy filename syntax is the one that
+# reads the rules file, and it splits on ':'.
+conf=$TOP/scripts/blkdebug.conf
+case "$conf$disks" in *:*) die "blkdebug cannot take a path with ':': $conf, $disks" ;; esac
+truncate -s 0 "$disks/fault.img"
+truncate -s 16M "$disks/fault.img"
+drives+=(-drive "file=blkdebug:$conf:$disks/fault.img,format=raw,if=none,id=fault"
+	-device "virtio-blk-pci,drive=fault,serial=dio-fault")
 # The SG_IO tests' disk: virtio-scsi, so the guest sees /dev/sda.
 drives+=(-device "virtio-scsi-pci,id=scsi0"
 	-drive "file=$disks/sg.img,format=raw,if=none,id=sg$throttle"
