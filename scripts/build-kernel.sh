@@ -28,9 +28,6 @@ fi
 
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
-# ccache keeps its own default directory; paths relative to the build
-# directory let another clone of this repository hit the same entries.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 # Fixed build identity so ccache hits across variants and reruns.
 export KBUILD_BUILD_TIMESTAMP="${KBUILD_BUILD_TIMESTAMP:-2023-01-01}"
 export KBUILD_BUILD_USER=foll-pin KBUILD_BUILD_HOST=qemu

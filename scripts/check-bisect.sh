@@ -47,9 +47,6 @@ compile_changed() {
 
 cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
-# ccache keeps its own default directory; paths relative to the build
-# directory let another clone of this repository hit the same entries.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 n=0 bad=0
 while read -r p; do
 	case "$p" in '' | '#'*) continue ;; esac

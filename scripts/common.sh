@@ -32,6 +32,13 @@ OBJ_LINK=$BUILD/obj-$VARIANT$kind
 unset kind
 export TOP BUILD TREE OBJ OBJ_LINK
 
+# ccache for every kernel build: paths relative to the build directory let
+# another clone hit the same entries; depend mode takes the dependencies
+# from the compiler's own -MMD output instead of running the preprocessor
+# a second time on a miss (a cold build of fs/ext4 and mm: 147 s against
+# 200 s, the same with no ccache at all; 2026-12-07).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD} CCACHE_DEPEND=${CCACHE_DEPEND:-1}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
