@@ -141,7 +141,7 @@ static int prefill(int fd, off_t off, size_t len, unsigned int s)
 }
 
 struct tally {
-	long ios, ok, err, eio, wrong;
+	long ios, ok, err, eio, wrong, nfs_zero;
 };
 
 static void tally_print(const char *row, const struct tally *t, struct pins d)
@@ -294,12 +294,22 @@ static void blk_make_it_fail(struct target **tg, int n, const char *val)
 
 /* Check one result against the salt-@s data at @off; update @t. */
 static void judge(struct tally *t, const char *row, const char *what, long r,
-		  off_t off, unsigned int s)
+		  off_t off, unsigned int s, int nfs_zero_known)
 {
 	t->ios++;
 	if (r < 0) {
 		t->err++;
 		t->eio += r == -EIO;
+		return;
+	}
+	/*
+	 * Debian's 6.1 NFS, stock and patched alike: when the read's pgio
+	 * header cannot be allocated, nfs_read_sync_pgio_error() drops the
+	 * requests without setting dreq->error, and the read returns 0.
+	 * Counted and reported, not a pin fault (docs/measurements.md).
+	 */
+	if (r == 0 && nfs_zero_known) {
+		t->nfs_zero++;
 		return;
 	}
 	fill(want, off, s, IO_LEN);
@@ -373,7 +383,8 @@ static void fault_row(const char *fault, struct target **tg, int n)
 					r = do_io(m, x->fd, 0, IO_LEN, x->rbase + off, 1);
 				}
 				judge(&t, row, what, r, write ? x->wbase + off : x->rbase + off,
-				      write ? 7 : 0);
+				      write ? 7 : 0,
+				      !strcmp(x->name, "nfs") && !strcmp(fault, "failslab"));
 			}
 		}
 	}
@@ -385,6 +396,9 @@ static void fault_row(const char *fault, struct target **tg, int n)
 	d = pins_since(p0);
 	tally_print(row, &t, d);
 	ksft_print_msg("%s: %ld faults injected\n", row, injected);
+	if (t.nfs_zero)
+		ksft_print_msg("%s: %ld NFS reads returned 0 (known Debian 6.1 NFS bug, not a pin fault)\n",
+			       row, t.nfs_zero);
 	ksft_test_result(!t.wrong && injected > 0 && d.acq == d.rel, "%s\n", row);
 }
 
