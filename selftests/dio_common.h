@@ -58,6 +58,23 @@ static inline int find_disk(const char *serial, char *path, size_t len)
 	return -1;
 }
 
+/*
+ * Mount the disk whose serial is @serial (a file system the harness made)
+ * at @mnt, creating it; an existing mount there is fine.
+ */
+static inline int mount_disk(const char *serial, const char *fs,
+			     const char *mnt)
+{
+	char dev[32];
+
+	if (find_disk(serial, dev, sizeof(dev)))
+		return -1;
+	mkdir(mnt, 0755);
+	if (mount(dev, mnt, fs, 0, NULL) && errno != EBUSY)
+		return -1;
+	return 0;
+}
+
 /* The harness's one SCSI disk (virtio-scsi): fill @path with /dev/sdX. */
 static inline int find_scsi_disk(char *path, size_t len)
 {

@@ -486,13 +486,8 @@ static void run_iovec_row(struct target *t, int misalign)
 static int open_file_target(struct target *t, const char *serial,
 			    const char *fs, const char *mnt)
 {
-	char dev[32];
-
 	t->fd = -1;
-	if (find_disk(serial, dev, sizeof(dev)))
-		return -1;
-	mkdir(mnt, 0755);
-	if (mount(dev, mnt, fs, 0, NULL) && errno != EBUSY)
+	if (mount_disk(serial, fs, mnt))
 		return -1;
 	t->fd = open(strcmp(fs, "ext4") ? EXT2_MNT "/data.dat" : EXT4_MNT "/data.dat",
 		     O_RDWR | O_CREAT | O_DIRECT, 0644);
