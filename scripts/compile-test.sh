@@ -147,8 +147,8 @@ check_target() {
 }
 
 # The targets at once: each configuration's "make prepare" is mostly
-# serial, so together they keep both cores busy (242 s one after the
-# other on a cold cache, 2026-12-07). Output in target order.
+# serial, so together they keep both cores busy (cold, 2026-12-07: 217 s
+# one after the other). Output in target order.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mapfile -t targets < <(echo x86_64; printf '%s\n' "$other" | cut -f1 | sed '/^$/d' | sort -u)
