@@ -74,12 +74,15 @@ fresh_series() {
 	return "$rc"
 }
 
+# checkpatch is strict on net/ and drivers/net/ by itself, and strict mode
+# calls every use of an existing CamelCase enum value (9p's Connected) a
+# CHECK: CAMELCASE is the one strict test left out.
 checkpatch() {
 	local p out rc=0
 	while read -r p; do
 		case "$p" in '' | '#'*) continue ;; esac
 		out=$(cd "$BUILD/tree-patched" && perl scripts/checkpatch.pl -q --no-signoff \
-			--ignore FILE_PATH_CHANGES "$TOP/patches/$p" 2>&1) ||
+			--ignore FILE_PATH_CHANGES,CAMELCASE "$TOP/patches/$p" 2>&1) ||
 			{ echo "checkpatch: patches/$p"; echo "$out" | head -30; rc=1; }
 		grep -q '^Signed-off-by: ' "$TOP/patches/$p" ||
 			{ echo "checkpatch: patches/$p has no Signed-off-by"; rc=1; }

@@ -92,6 +92,15 @@ drives+=(-drive "file=blkdebug:$conf:$disks/fault.img,format=raw,if=none,id=faul
 drives+=(-device "virtio-scsi-pci,id=scsi0"
 	-drive "file=$disks/sg.img,format=raw,if=none,id=sg$throttle"
 	-device "scsi-hd,drive=sg,bus=scsi0.0,serial=dio-sg")
+# selftests/v9fs_kill's export: a host directory over virtio-9p, its reads
+# throttled (QEMU's fsdev throttle) so that one stays queued in the host
+# for seconds. The test's HOST_BPS must match.
+p9dir=$disks/p9
+rm -rf "$p9dir"
+mkdir -p "$p9dir"
+case "$p9dir" in *,*) die "QEMU's -fsdev cannot take a path with ',': $p9dir" ;; esac
+drives+=(-fsdev "local,id=p9,path=$p9dir,security_model=none,throttling.bps-read=32768"
+	-device "virtio-9p-pci,fsdev=p9,mount_tag=p9test")
 # A DMA-capable PCI device for selftests/vfio_pins to bind to vfio-pci.
 drives+=(-device edu)
 # selftests/st_pins' tape: tgt's virtual tape over iSCSI on loopback,

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * v9fs_kill: a 9p zero-copy read that is killed after umount -f must keep
+ * its pages until the host has written them.
+ *
+ * A read of more than 1 KiB from a 9p file with cache=none hands the
+ * reader's pages (user memory for read(), the pipe's pages for splice())
+ * to the host through the virtqueue. A fatal signal ends the guest's
+ * wait, not the host's work; while the client is connected the TFLUSH
+ * that follows keeps the caller in the kernel until the host is done.
+ * umount -f moves the client to BeginDisconnect even when the umount
+ * fails with EBUSY, and then no flush is sent: on Debian's 6.1 the
+ * request returns at once, the pipe's pages or the killed task's memory
+ * go back to the allocator, and the host writes the file's data into
+ * whatever got them next.
+ *
+ * The export (run-qemu.sh) is throttled to HOST_BPS of reads, so the
+ * child's first read of CHUNK bytes goes through and its second waits
+ * about CHUNK / HOST_BPS seconds in QEMU before the host reads the file
+ * into the guest's pages. The parent, on the same CPU (freed pages go to
+ * that CPU's free lists), lets the second read start, calls umount -f,
+ * kills the child and reaps it, then at once takes fresh pipe pages (as
+ * splice's were) and anonymous pages (as the child's buffer was),
+ * fills each with its own pattern, and checks them after the host's
+ * write is due. On a kernel with the bug, a page the refill missed
+ * takes the host's write wherever it went: the name sorts this test
+ * after every other guard of the suite (run in name order). An attempt fails when any of these pages changed (those
+ * holding the file's data are counted apart) or the mount cannot be
+ * redone; a row fails on any failed attempt. A fixed kernel shows up as
+ * a child that takes the host's delay to die.
+ *
+ * Rows: a 16-page read() pins and releases exactly 16 pages (0 on
+ * Debian's 6.1, which takes references); a killed read() and a killed
+ * splice(); the pin counters balance over all of them.
+ *
+ * Usage: v9fs_kill [attempts per row]
+ */
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "dio_common.h"
+#include "kselftest.h"
+
+#define P9_TAG		"p9test"	/* run-qemu.sh's mount_tag */
+#define P9_MNT		"/mnt/p9"
+#define P9_OPTS		"trans=virtio,version=9p2000.L,cache=none,msize=262144"
+#define P9_FILE		P9_MNT "/data"
+#define HOST_BPS	32768		/* run-qemu.sh's throttling.bps-read */
+#define CHUNK		(128 << 10)	/* one TREAD at this msize */
+#define FILE_LEN	(2 * CHUNK)
+#define ANON_PAGES	8192		/* 32 MiB of fresh anonymous memory */
+#define PIPES		16		/* ... and this many pipes ... */
+#define PIPE_PAGES	16		/* ... of this many pages */
+
+#define FILE_TAG	0x9f11eda7ULL	/* high half of each file word */
+#define FILL_TAG	0xf1110000ULL	/* ... of each refill word */
+
+static long page_size;
+
+static uint64_t file_word(long i)
+{
+	return FILE_TAG << 32 | (uint32_t)i;
+}
+
+static uint64_t fill_word(long page, int i)
+{
+	return (FILL_TAG | (page & 0xffff)) << 32 | (uint32_t)i;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Counts of one page check: file data, otherwise changed. */
+struct damage {
+	long file_pages, bad_pages;
+};
+
+static void check_page(const uint64_t *w, long page, struct damage *d)
+{
+	int i, words = page_size / 8;
+
+	for (i = 0; i < words; i++)
+		if (w[i] != fill_word(page, i))
+			break;
+	if (i == words)
+		return;
+	if (w[i] >> 32 == FILE_TAG)
+		d->file_pages++;
+	else
+		d->bad_pages++;
+}
+
+static void fill_page(uint64_t *w, long page)
+{
+	int i;
+
+	for (i = 0; i < page_size / 8; i++)
+		w[i] = fill_word(page, i);
+}
+
+static int p9_mount(void)
+{
+	mkdir(P9_MNT, 0755);
+	return mount(P9_TAG, P9_MNT, "9p", 0, P9_OPTS);
+}
+
+/* The export's file: FILE_LEN bytes of file_word(), written through 9p. */
+static int make_file(void)
+{
+	uint64_t *buf = malloc(FILE_LEN);
+	long i;
+	int fd, ok;
+
+	if (!buf)
+		return -1;
+	for (i = 0; i < FILE_LEN / 8; i++)
+		buf[i] = file_word(i);
+	fd = open(P9_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ok = fd >= 0 && write(fd, buf, FILE_LEN) == FILE_LEN;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The child: read CHUNK twice, by read() into its own buffer or by
+ * splice() into a pipe; say "1" on @sync after the first.
+ */
+static void __attribute__((noreturn)) reader(int use_splice, int sync)
+{
+	char *buf = malloc(CHUNK);
+	int fd = open(P9_FILE, O_RDONLY), p[2], i;
+
+	if (!buf || fd < 0 || pipe(p) || fcntl(p[1], F_SETPIPE_SZ, CHUNK) < CHUNK)
+		_exit(2);
+	for (i = 0; i < 2; i++) {
+		ssize_t n;
+
+		if (use_splice)
+			n = splice(fd, NULL, p[1], NULL, CHUNK, 0);
+		else
+			n = read(fd, buf, CHUNK);
+		if (n != CHUNK)
+			_exit(3);
+		if (use_splice && read(p[0], buf, CHUNK) != CHUNK)
+			_exit(4);
+		if (!i && write(sync, "1", 1) != 1)
+			_exit(5);
+	}
+	_exit(0);
+}
+
+struct row {
+	const char *name;
+	int use_splice;
+	int attempts, failed;
+	long file_pages, bad_pages;
+	long long die_ms;	/* the longest kill-to-reap */
+	char err[96];
+};
+
+/* Fresh pipe pages, each filled with fill_word(page). */
+static int fill_pipes(int (*pp)[2], uint64_t *scratch)
+{
+	int i, j;
+
+	for (i = 0; i < PIPES; i++) {
+		if (pipe(pp[i]) ||
+		    fcntl(pp[i][1], F_SETPIPE_SZ, PIPE_PAGES * page_size) < 0)
+			return -1;
+		for (j = 0; j < PIPE_PAGES; j++) {
+			fill_page(scratch, ANON_PAGES + i * PIPE_PAGES + j);
+			if (write(pp[i][1], scratch, page_size) != page_size)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void check_pipes(int (*pp)[2], uint64_t *scratch, struct damage *d)
+{
+	int i, j;
+
+	for (i = 0; i < PIPES; i++) {
+		for (j = 0; j < PIPE_PAGES; j++) {
+			if (read(pp[i][0], scratch, page_size) != page_size)
+				d->bad_pages++;
+			else
+				check_page(scratch, ANON_PAGES + i * PIPE_PAGES + j, d);
+		}
+		close(pp[i][0]);
+		close(pp[i][1]);
+	}
+}
+
+static int attempt(struct row *row)
+{
+	int sync[2], pp[PIPES][2], status;
+	long long t_read, t_kill, due;
+	uint64_t *anon, *scratch = malloc(page_size);
+	struct damage d = { 0, 0 };
+	char c;
+	pid_t pid;
+	long i;
+
+	if (!scratch || pipe(sync))
+		return snprintf(row->err, sizeof(row->err), "no memory or pipe"), -1;
+	pid = fork();
+	if (pid < 0)
+		return snprintf(row->err, sizeof(row->err), "fork: %s", strerror(errno)), -1;
+	if (!pid)
+		reader(row->use_splice, sync[1]);
+	close(sync[1]);
+	if (read(sync[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		close(sync[0]);
+		return snprintf(row->err, sizeof(row->err),
+				"the first read failed (child status %#x)", status), -1;
+	}
+	/* The second TREAD is now in QEMU's throttle queue. */
+	t_read = now_ms();
+	close(sync[0]);
+	usleep(300 * 1000);
+	if (!umount2(P9_MNT, MNT_FORCE) || errno != EBUSY) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return snprintf(row->err, sizeof(row->err),
+				"umount -f with a reader: %s, not EBUSY", strerror(errno)), -1;
+	}
+	t_kill = now_ms();
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	if (now_ms() - t_kill > row->die_ms)
+		row->die_ms = now_ms() - t_kill;
+
+	/*
+	 * Pipe pages first: they come from the same free lists as the
+	 * page tables the anonymous refill needs, and a freed pipe page
+	 * must not become one of those.
+	 */
+	if (fill_pipes(pp, scratch))
+		return snprintf(row->err, sizeof(row->err), "pipes: %s", strerror(errno)), -1;
+	anon = map_pages(ANON_PAGES, PROT_READ | PROT_WRITE);
+	if (!anon)
+		return snprintf(row->err, sizeof(row->err), "no memory"), -1;
+	for (i = 0; i < ANON_PAGES; i++)
+		fill_page(anon + i * page_size / 8, i);
+
+	/* The host writes CHUNK about CHUNK / HOST_BPS after it got it. */
+	due = t_read + 1000LL * CHUNK / HOST_BPS + 2000;
+	while (now_ms() < due)
+		usleep(100 * 1000);
+	for (i = 0; i < ANON_PAGES; i++)
+		check_page(anon + i * page_size / 8, i, &d);
+	check_pipes(pp, scratch, &d);
+	munmap(anon, ANON_PAGES * page_size);
+	free(scratch);
+	row->file_pages += d.file_pages;
+	row->bad_pages += d.bad_pages;
+
+	if (umount2(P9_MNT, 0) || p9_mount())
+		return snprintf(row->err, sizeof(row->err), "remount: %s", strerror(errno)), -1;
+	return d.file_pages || d.bad_pages;
+}
+
+static void run_row(struct row *row)
+{
+	int i, res = 0;
+
+	for (i = 0; i < row->attempts && res >= 0; i++) {
+		res = attempt(row);
+		if (res)
+			row->failed++;
+	}
+	ksft_print_msg("%s: %d of %d attempts with changed pages: %ld pages with the file's data, %ld otherwise changed; the killed reader took up to %lld ms to die\n",
+		       row->name, row->failed, i, row->file_pages, row->bad_pages,
+		       row->die_ms);
+	if (row->err[0])
+		ksft_print_msg("%s: %s\n", row->name, row->err);
+	ksft_test_result(!row->failed && !row->err[0], "%s\n", row->name);
+}
+
+/*
+ * A 16-page read() into fresh, page-aligned memory pins and releases
+ * exactly its 16 pages (patch 12; Debian's 6.1 takes references).
+ */
+static void counted_row(void)
+{
+	const int n = 16;
+	uint64_t *buf = map_pages(n, PROT_READ | PROT_WRITE);
+	struct pins p0 = pins_now();
+	ssize_t got = -1;
+	long i, wrong = 0;
+	int fd = open(P9_FILE, O_RDONLY);
+
+	if (buf && fd >= 0)
+		got = read(fd, buf, n * page_size);
+	p0 = pins_since(p0);
+	for (i = 0; got == n * page_size && i < got / 8; i++)
+		wrong += buf[i] != file_word(i);
+	ksft_print_msg("v9fs_kill_read_counted: read %zd bytes, %ld words wrong, pins +%ld -%ld\n",
+		       got, wrong, p0.acq, p0.rel);
+	ksft_test_result(got == n * page_size && !wrong && p0.acq == n &&
+			 p0.rel == n, "v9fs_kill_read_counted\n");
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		munmap(buf, n * page_size);
+	/* Let the throttle's bucket drain, so the next first read is quick. */
+	sleep(n * page_size / HOST_BPS + 1);
+}
+
+int main(int argc, char **argv)
+{
+	struct row rows[] = {
+		{ .name = "v9fs_kill_read" },
+		{ .name = "v9fs_kill_splice", .use_splice = 1 },
+	};
+	int attempts = argc > 1 ? atoi(argv[1]) : 3, i;
+	cpu_set_t cpus;
+	struct pins p0;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	pins_test_start(4);
+	if (attempts < 1)
+		ksft_exit_fail_msg("usage: v9fs_kill [attempts per row]\n");
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
+	if (p9_mount() && errno != EBUSY) {
+		const char *why = errno == ENODEV ? "no 9p in this kernel" :
+				  "no 9p export (run-qemu.sh's " P9_TAG ")";
+
+		ksft_print_msg("mount %s: %s\n", P9_TAG, strerror(errno));
+		ksft_test_result_skip("v9fs_kill_read_counted: %s\n", why);
+		for (i = 0; i < 2; i++)
+			ksft_test_result_skip("%s: %s\n", rows[i].name, why);
+		ksft_test_result_skip("v9fs_kill_balance: %s\n", why);
+		ksft_finished();
+	}
+	if (make_file())
+		ksft_exit_fail_msg("writing %s: %s\n", P9_FILE, strerror(errno));
+	p0 = pins_now();
+	counted_row();
+	for (i = 0; i < 2; i++) {
+		rows[i].attempts = attempts;
+		run_row(&rows[i]);
+	}
+	p0 = pins_since(p0);
+	ksft_test_result(p0.acq == p0.rel, "v9fs_kill_balance (pins +%ld -%ld)\n",
+			 p0.acq, p0.rel);
+	umount2(P9_MNT, 0);
+	ksft_finished();
+}
