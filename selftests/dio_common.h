@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "kselftest.h"
 
@@ -73,6 +74,15 @@ static inline int mount_disk(const char *serial, const char *fs,
 	if (mount(dev, mnt, fs, 0, NULL) && errno != EBUSY)
 		return -1;
 	return 0;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* The harness's one SCSI disk (virtio-scsi): fill @path with /dev/sdX. */

@@ -51,7 +51,6 @@
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include "dio_common.h"
 #include "kselftest.h"
 
@@ -95,14 +94,6 @@ static void fill_written(uint64_t *w, int iter)
 
 	for (i = 0; i < WLEN / 8; i++)
 		w[i] = WRITE_TAG << 32 | (uint32_t)iter << 16 | i;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static ssize_t read_full(int fd, void *buf, size_t len)

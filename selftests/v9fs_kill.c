@@ -22,11 +22,12 @@
  * kills the child and reaps it, then at once takes fresh pipe pages (as
  * splice's were) and anonymous pages (as the child's buffer was),
  * fills each with its own pattern, and checks them after the host's
- * write is due. On a kernel with the bug, a page the refill missed
- * takes the host's write wherever it went: the name sorts this test
- * after every other guard of the suite (run in name order). An attempt fails when any of these pages changed (those
+ * write is due. An attempt fails when any of these pages changed (those
  * holding the file's data are counted apart) or the mount cannot be
- * redone; a row fails on any failed attempt. A fixed kernel shows up as
+ * redone; a row fails on any failed attempt. On a kernel with the bug, a
+ * page the refill missed takes the host's write wherever it went: the
+ * name sorts this test after every other guard (the suite runs in name
+ * order). A fixed kernel shows up as
  * a child that takes the host's delay to die.
  *
  * Rows: a 16-page read() pins and releases exactly 16 pages (0 on
@@ -40,7 +41,6 @@
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
-#include <time.h>
 #include "dio_common.h"
 #include "kselftest.h"
 
@@ -59,6 +59,7 @@
 #define FILL_TAG	0xf1110000ULL	/* ... of each refill word */
 
 static long page_size;
+static uint64_t *scratch;	/* one page, for pipe reads and writes */
 
 static uint64_t file_word(long i)
 {
@@ -68,14 +69,6 @@ static uint64_t file_word(long i)
 static uint64_t fill_word(long page, int i)
 {
 	return (FILL_TAG | (page & 0xffff)) << 32 | (uint32_t)i;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* Counts of one page check: file data, otherwise changed. */
@@ -169,7 +162,7 @@ struct row {
 };
 
 /* Fresh pipe pages, each filled with fill_word(page). */
-static int fill_pipes(int (*pp)[2], uint64_t *scratch)
+static int fill_pipes(int (*pp)[2])
 {
 	int i, j;
 
@@ -186,7 +179,7 @@ static int fill_pipes(int (*pp)[2], uint64_t *scratch)
 	return 0;
 }
 
-static void check_pipes(int (*pp)[2], uint64_t *scratch, struct damage *d)
+static void check_pipes(int (*pp)[2], struct damage *d)
 {
 	int i, j;
 
@@ -206,14 +199,14 @@ static int attempt(struct row *row)
 {
 	int sync[2], pp[PIPES][2], status;
 	long long t_read, t_kill, due;
-	uint64_t *anon, *scratch = malloc(page_size);
+	uint64_t *anon;
 	struct damage d = { 0, 0 };
 	char c;
 	pid_t pid;
 	long i;
 
-	if (!scratch || pipe(sync))
-		return snprintf(row->err, sizeof(row->err), "no memory or pipe"), -1;
+	if (pipe(sync))
+		return snprintf(row->err, sizeof(row->err), "pipe: %s", strerror(errno)), -1;
 	pid = fork();
 	if (pid < 0)
 		return snprintf(row->err, sizeof(row->err), "fork: %s", strerror(errno)), -1;
@@ -239,15 +232,16 @@ static int attempt(struct row *row)
 	t_kill = now_ms();
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	if (now_ms() - t_kill > row->die_ms)
-		row->die_ms = now_ms() - t_kill;
+	t_kill = now_ms() - t_kill;
+	if (t_kill > row->die_ms)
+		row->die_ms = t_kill;
 
 	/*
 	 * Pipe pages first: they come from the same free lists as the
 	 * page tables the anonymous refill needs, and a freed pipe page
 	 * must not become one of those.
 	 */
-	if (fill_pipes(pp, scratch))
+	if (fill_pipes(pp))
 		return snprintf(row->err, sizeof(row->err), "pipes: %s", strerror(errno)), -1;
 	anon = map_pages(ANON_PAGES, PROT_READ | PROT_WRITE);
 	if (!anon)
@@ -261,9 +255,8 @@ static int attempt(struct row *row)
 		usleep(100 * 1000);
 	for (i = 0; i < ANON_PAGES; i++)
 		check_page(anon + i * page_size / 8, i, &d);
-	check_pipes(pp, scratch, &d);
+	check_pipes(pp, &d);
 	munmap(anon, ANON_PAGES * page_size);
-	free(scratch);
 	row->file_pages += d.file_pages;
 	row->bad_pages += d.bad_pages;
 
@@ -331,6 +324,9 @@ int main(int argc, char **argv)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	pins_test_start(4);
+	scratch = malloc(page_size);
+	if (!scratch)
+		ksft_exit_fail_msg("no memory\n");
 	if (attempts < 1)
 		ksft_exit_fail_msg("usage: v9fs_kill [attempts per row]\n");
 	CPU_ZERO(&cpus);
