@@ -5,7 +5,7 @@ pkgs="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev cpio
 qemu-system-x86 busybox-static bash-static git ccache e2fsprogs
 libcap-dev libnuma-dev shellcheck perl python3 kmod rsync
 gcc-powerpc-linux-gnu libtirpc3 libtirpc-common iproute2
-tgt qemu-block-extra gcc-s390x-linux-gnu"
+tgt qemu-block-extra gcc-s390x-linux-gnu qemu-system-common strace"
 [ -n "${EXTRA_PKGS:-}" ] && pkgs="$pkgs $EXTRA_PKGS"
 missing=
 for p in $pkgs; do

@@ -101,13 +101,29 @@ mkdir -p "$p9dir"
 case "$p9dir" in *,*) die "QEMU's -fsdev cannot take a path with ',': $p9dir" ;; esac
 drives+=(-fsdev "local,id=p9,path=$p9dir,security_model=none,throttling.bps-read=32768"
 	-device "virtio-9p-pci,fsdev=p9,mount_tag=p9test")
+# Both host daemons below end with this script.
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_daemons() {
+	"$(dirname "$0")/virtiofs-export.sh" stop "$vfsdir" || true
+	"$(dirname "$0")/tape-target.sh" stop "$tapedir" || true
+}
+vfsdir=$disks/vfs
+tapedir=$disks/tape
+trap stop_daemons EXIT
+# selftests/virtiofs_kill's export: virtiofsd over vhost-user-fs, its file
+# reads held for seconds (virtiofs-export.sh; the guest's RAM is a shared
+# memfd, qemu-x86_64.conf). The test's HOST_DELAY_MS must match.
+if sock=$(VFS_DELAY_MS=3000 "$(dirname "$0")/virtiofs-export.sh" start "$vfsdir"); then
+	drives+=(-chardev "socket,id=vfs,path=$sock"
+		-device "vhost-user-fs-pci,chardev=vfs,tag=vfstest")
+else
+	log "no virtio-fs export, virtiofs_kill will skip: see $vfsdir/virtiofsd.log"
+fi
 # A DMA-capable PCI device for selftests/vfio_pins to bind to vfio-pci.
 drives+=(-device edu)
 # selftests/st_pins' tape: tgt's virtual tape over iSCSI on loopback,
 # passed through as a scsi-generic device (the guest's st driver binds).
-tapedir=$disks/tape
 if tape=$("$(dirname "$0")/tape-target.sh" start "$tapedir"); then
-	trap '"$(dirname "$0")/tape-target.sh" stop "$tapedir"' EXIT
 	drives+=(-drive "file=$tape,if=none,id=tape"
 		-device "scsi-generic,drive=tape,bus=scsi0.0")
 else
@@ -127,7 +143,7 @@ log "booting $VARIANT kernel under $a ($MODE), timeout ${TIMEOUT}s"
 set -- "$QEMU" $QEMU_MACHINE $cpu -no-reboot -kernel "$kernel" -initrd "$initrd" \
 	-append "$append" "${drives[@]}" -nic none ${QEMU_EXTRA:-}
 if [ "$MODE" = shell ]; then
-	# Not exec: the EXIT trap stops the tape target.
+	# Not exec: the EXIT trap stops the host daemons.
 	"$@" -nographic
 	exit
 fi

@@ -59,6 +59,14 @@ expect "compile-test names an object that did not build" 0 '^block/bio.o 0 fs/fu
 		'$data/compile-w1.log' block/bio.o fs/fuse/dev.o | tr '\n' ' ' | sed 's/ $//'"
 expect "a wrong soak knob is named" 1 '^error: PIN_RACES_SECONDS must be a number' \
 	env BUILD="$tmp/build" RESULTS="$tmp/r" PIN_RACES_SECONDS=1m "$top/scripts/run-qemu.sh"
+expect "a wrong virtio-fs delay is named" 1 '^error: VFS_DELAY_MS must be milliseconds' \
+	env BUILD="$tmp/build" VFS_DELAY_MS=3s "$top/scripts/virtiofs-export.sh" start "$tmp/vfs"
+# The export's daemon: up with its socket, then gone with strace.
+expect "virtiofsd starts and stops" 0 '^stopped$' \
+	bash -c "sock=\$('$top/scripts/virtiofs-export.sh' start '$tmp/vfs') &&
+		test -S \"\$sock\" && pid=\$(cat '$tmp/vfs/strace.pid') &&
+		'$top/scripts/virtiofs-export.sh' stop '$tmp/vfs' &&
+		! kill -0 \"\$pid\" 2>/dev/null && echo stopped"
 mkdir -p "$tmp/busy"
 expect "a second run on a tree in use is refused" 1 \
 	'another run is using .*/tree-patched' \

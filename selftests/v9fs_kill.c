@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include "dio_common.h"
 #include "kselftest.h"
+#include "refill.h"
 
 #define P9_TAG		"p9test"	/* run-qemu.sh's mount_tag */
 #define P9_MNT		"/mnt/p9"
@@ -51,53 +52,9 @@
 #define HOST_BPS	32768		/* run-qemu.sh's throttling.bps-read */
 #define CHUNK		(128 << 10)	/* one TREAD at this msize */
 #define FILE_LEN	(2 * CHUNK)
-#define ANON_PAGES	8192		/* 32 MiB of fresh anonymous memory */
-#define PIPES		16		/* ... and this many pipes ... */
-#define PIPE_PAGES	16		/* ... of this many pages */
-
-#define FILE_TAG	0x9f11eda7ULL	/* high half of each file word */
-#define FILL_TAG	0xf1110000ULL	/* ... of each refill word */
 
 static long page_size;
-static uint64_t *scratch;	/* one page, for pipe reads and writes */
-
-static uint64_t file_word(long i)
-{
-	return FILE_TAG << 32 | (uint32_t)i;
-}
-
-static uint64_t fill_word(long page, int i)
-{
-	return (FILL_TAG | (page & 0xffff)) << 32 | (uint32_t)i;
-}
-
-/* Counts of one page check: file data, otherwise changed. */
-struct damage {
-	long file_pages, bad_pages;
-};
-
-static void check_page(const uint64_t *w, long page, struct damage *d)
-{
-	int i, words = page_size / 8;
-
-	for (i = 0; i < words; i++)
-		if (w[i] != fill_word(page, i))
-			break;
-	if (i == words)
-		return;
-	if (w[i] >> 32 == FILE_TAG)
-		d->file_pages++;
-	else
-		d->bad_pages++;
-}
-
-static void fill_page(uint64_t *w, long page)
-{
-	int i;
-
-	for (i = 0; i < page_size / 8; i++)
-		w[i] = fill_word(page, i);
-}
+static struct refill refill;
 
 static int p9_mount(void)
 {
@@ -161,49 +118,13 @@ struct row {
 	char err[96];
 };
 
-/* Fresh pipe pages, each filled with fill_word(page). */
-static int fill_pipes(int (*pp)[2])
-{
-	int i, j;
-
-	for (i = 0; i < PIPES; i++) {
-		if (pipe(pp[i]) ||
-		    fcntl(pp[i][1], F_SETPIPE_SZ, PIPE_PAGES * page_size) < 0)
-			return -1;
-		for (j = 0; j < PIPE_PAGES; j++) {
-			fill_page(scratch, ANON_PAGES + i * PIPE_PAGES + j);
-			if (write(pp[i][1], scratch, page_size) != page_size)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-static void check_pipes(int (*pp)[2], struct damage *d)
-{
-	int i, j;
-
-	for (i = 0; i < PIPES; i++) {
-		for (j = 0; j < PIPE_PAGES; j++) {
-			if (read(pp[i][0], scratch, page_size) != page_size)
-				d->bad_pages++;
-			else
-				check_page(scratch, ANON_PAGES + i * PIPE_PAGES + j, d);
-		}
-		close(pp[i][0]);
-		close(pp[i][1]);
-	}
-}
-
 static int attempt(struct row *row)
 {
-	int sync[2], pp[PIPES][2], status;
+	int sync[2], status;
 	long long t_read, t_kill, due;
-	uint64_t *anon;
 	struct damage d = { 0, 0 };
 	char c;
 	pid_t pid;
-	long i;
 
 	if (pipe(sync))
 		return snprintf(row->err, sizeof(row->err), "pipe: %s", strerror(errno)), -1;
@@ -236,27 +157,14 @@ static int attempt(struct row *row)
 	if (t_kill > row->die_ms)
 		row->die_ms = t_kill;
 
-	/*
-	 * Pipe pages first: they come from the same free lists as the
-	 * page tables the anonymous refill needs, and a freed pipe page
-	 * must not become one of those.
-	 */
-	if (fill_pipes(pp))
-		return snprintf(row->err, sizeof(row->err), "pipes: %s", strerror(errno)), -1;
-	anon = map_pages(ANON_PAGES, PROT_READ | PROT_WRITE);
-	if (!anon)
-		return snprintf(row->err, sizeof(row->err), "no memory"), -1;
-	for (i = 0; i < ANON_PAGES; i++)
-		fill_page(anon + i * page_size / 8, i);
+	if (refill_take(&refill))
+		return snprintf(row->err, sizeof(row->err), "refill: %s", strerror(errno)), -1;
 
 	/* The host writes CHUNK about CHUNK / HOST_BPS after it got it. */
 	due = t_read + 1000LL * CHUNK / HOST_BPS + 2000;
 	while (now_ms() < due)
 		usleep(100 * 1000);
-	for (i = 0; i < ANON_PAGES; i++)
-		check_page(anon + i * page_size / 8, i, &d);
-	check_pipes(pp, &d);
-	munmap(anon, ANON_PAGES * page_size);
+	refill_check(&refill, &d);
 	row->file_pages += d.file_pages;
 	row->bad_pages += d.bad_pages;
 
@@ -324,8 +232,7 @@ int main(int argc, char **argv)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	pins_test_start(4);
-	scratch = malloc(page_size);
-	if (!scratch)
+	if (refill_init(&refill))
 		ksft_exit_fail_msg("no memory\n");
 	if (attempts < 1)
 		ksft_exit_fail_msg("usage: v9fs_kill [attempts per row]\n");
