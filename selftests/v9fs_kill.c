@@ -25,10 +25,9 @@
  * write is due. An attempt fails when any of these pages changed (those
  * holding the file's data are counted apart) or the mount cannot be
  * redone; a row fails on any failed attempt. On a kernel with the bug, a
- * page the refill missed takes the host's write wherever it went: the
- * name sorts this test after every other guard (the suite runs in name
- * order). A fixed kernel shows up as
- * a child that takes the host's delay to die.
+ * page the refill missed takes the host's write wherever it went, and
+ * may crash the guest: run-suite runs this test last. A fixed kernel
+ * shows up as a child that takes the host's delay to die.
  *
  * Rows: a 16-page read() pins and releases exactly 16 pages (0 on
  * Debian's 6.1, which takes references); a killed read() and a killed
