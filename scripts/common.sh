@@ -78,6 +78,16 @@ wait_lock() {
 }
 unlock() { exec 7>&-; }
 
+# end_daemon PID: give it 5 s to end, then SIGKILL it.
+end_daemon() {
+	local _
+	for _ in $(seq 50); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null || true
+}
+
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
 
 # Hash of everything that decides the content of the prepared tree.

@@ -26,11 +26,7 @@ stop() {
 		tgtadm -C "$ctl" --lld iscsi --op delete --mode target --tid 1 --force &&
 			tgtadm -C "$ctl" --op delete --mode system
 	fi >>"$dir/tgtd.log" 2>&1 || true
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
+	end_daemon "$pid"
 }
 
 start() {

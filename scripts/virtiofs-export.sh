@@ -23,11 +23,7 @@ stop() {
 	rm -f "$dir/strace.pid"
 	# The daemon is strace's child; strace ends with it.
 	pkill -P "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
+	end_daemon "$pid"
 }
 
 start() {

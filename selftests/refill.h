@@ -6,6 +6,9 @@
  * changed by the time the host's write is due, those holding the file's
  * data apart. The file under test holds file_word(i) at word i.
  *
+ * Also the pieces both such tests share: the file's words, a counted
+ * read, and a reader child that says when its read is about to be held.
+ *
  * Pipe pages are taken first: they come from the same free lists as the
  * page tables the anonymous refill needs, and a freed page that became
  * a page table would crash the guest instead of showing up here.
@@ -13,7 +16,9 @@
 #ifndef REFILL_H
 #define REFILL_H
 
+#include <sched.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include "dio_common.h"
 
 #define REFILL_ANON_PAGES	8192	/* 32 MiB of fresh anonymous memory */
@@ -69,12 +74,23 @@ static inline void check_page(const struct refill *r, const uint64_t *w,
 		d->bad_pages++;
 }
 
-/* One scratch page for the whole test; 0 or -1 with errno. */
-static inline int refill_init(struct refill *r)
+/*
+ * One scratch page for the whole test, and CPU 0 for it and its
+ * children: a killed child's pages go to that CPU's free lists, where
+ * the refill takes them. Exits the test if either fails.
+ */
+static inline void refill_init(struct refill *r)
 {
+	cpu_set_t cpus;
+
 	r->page_size = sysconf(_SC_PAGESIZE);
 	r->scratch = malloc(r->page_size);
-	return r->scratch ? 0 : -1;
+	if (!r->scratch)
+		ksft_exit_fail_msg("no memory\n");
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
 }
 
 /* Take and fill the pipe pages, then the anonymous pages. */
@@ -125,6 +141,99 @@ static inline void refill_check(struct refill *r, struct damage *d)
 		close(r->pp[i][0]);
 		close(r->pp[i][1]);
 	}
+}
+
+/* Write @len bytes of file_word() to @path; 0, or -1 with errno. */
+static inline int refill_write_file(const char *path, long len)
+{
+	uint64_t *buf = malloc(len);
+	long i;
+	int fd, ok;
+
+	if (!buf)
+		return -1;
+	for (i = 0; i < len / 8; i++)
+		buf[i] = file_word(i);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ok = fd >= 0 && write(fd, buf, len) == len;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ok ? 0 : -1;
+}
+
+/*
+ * read() @n pages from the start of @path into fresh, page-aligned
+ * memory. Returns what read() returned; @wrong gets the words that are
+ * not file_word(), @p the pins taken and released meanwhile.
+ */
+static inline ssize_t refill_counted_read(const struct refill *r,
+					  const char *path, int n,
+					  long *wrong, struct pins *p)
+{
+	uint64_t *buf = map_pages(n, PROT_READ | PROT_WRITE);
+	int fd = open(path, O_RDONLY);
+	ssize_t got = -1;
+	long i;
+
+	*p = pins_now();
+	if (buf && fd >= 0)
+		got = read(fd, buf, n * r->page_size);
+	*p = pins_since(*p);
+	*wrong = 0;
+	for (i = 0; got == n * r->page_size && i < got / 8; i++)
+		*wrong += buf[i] != file_word(i);
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		munmap(buf, n * r->page_size);
+	return got;
+}
+
+/*
+ * Fork a child that runs @reader(@use_splice, fd) and writes one byte to
+ * fd when its read is about to be held, and wait for that byte. Returns
+ * the child's pid; 0 if it ended first (its status in @status); -1 with
+ * errno if it could not start.
+ */
+static inline pid_t start_reader(void (*reader)(int use_splice, int sync),
+				 int use_splice, int *status)
+{
+	int sync[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(sync))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sync[0]);
+		close(sync[1]);
+		return -1;
+	}
+	if (!pid)
+		reader(use_splice, sync[1]);
+	close(sync[1]);
+	if (read(sync[0], &c, 1) != 1) {
+		waitpid(pid, status, 0);
+		pid = 0;
+	}
+	close(sync[0]);
+	return pid;
+}
+
+/*
+ * No export to test: each of the four rows of such a test, TEST_read_counted,
+ * TEST_read, TEST_splice and TEST_balance, is a SKIP for @why.
+ */
+static inline void skip_rows(const char *test, const char *why)
+{
+	static const char *const rows[] = { "read_counted", "read", "splice", "balance" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ksft_test_result_skip("%s_%s: %s\n", test, rows[i], why);
+	ksft_finished();
 }
 
 #endif /* REFILL_H */

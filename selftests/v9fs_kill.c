@@ -35,7 +35,6 @@
  *
  * Usage: v9fs_kill [attempts per row]
  */
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mount.h>
@@ -59,25 +58,6 @@ static int p9_mount(void)
 {
 	mkdir(P9_MNT, 0755);
 	return mount(P9_TAG, P9_MNT, "9p", 0, P9_OPTS);
-}
-
-/* The export's file: FILE_LEN bytes of file_word(), written through 9p. */
-static int make_file(void)
-{
-	uint64_t *buf = malloc(FILE_LEN);
-	long i;
-	int fd, ok;
-
-	if (!buf)
-		return -1;
-	for (i = 0; i < FILE_LEN / 8; i++)
-		buf[i] = file_word(i);
-	fd = open(P9_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ok = fd >= 0 && write(fd, buf, FILE_LEN) == FILE_LEN;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ok ? 0 : -1;
 }
 
 /*
@@ -119,29 +99,19 @@ struct row {
 
 static int attempt(struct row *row)
 {
-	int sync[2], status;
+	int status;
 	long long t_read, t_kill, due;
 	struct damage d = { 0, 0 };
-	char c;
 	pid_t pid;
 
-	if (pipe(sync))
-		return snprintf(row->err, sizeof(row->err), "pipe: %s", strerror(errno)), -1;
-	pid = fork();
+	pid = start_reader(reader, row->use_splice, &status);
 	if (pid < 0)
 		return snprintf(row->err, sizeof(row->err), "fork: %s", strerror(errno)), -1;
 	if (!pid)
-		reader(row->use_splice, sync[1]);
-	close(sync[1]);
-	if (read(sync[0], &c, 1) != 1) {
-		waitpid(pid, &status, 0);
-		close(sync[0]);
 		return snprintf(row->err, sizeof(row->err),
-				"the first read failed (child status %#x)", status), -1;
-	}
+				"the first read failed (status %#x)", status), -1;
 	/* The second TREAD is now in QEMU's throttle queue. */
 	t_read = now_ms();
-	close(sync[0]);
 	usleep(300 * 1000);
 	if (!umount2(P9_MNT, MNT_FORCE) || errno != EBUSY) {
 		kill(pid, SIGKILL);
@@ -196,25 +166,14 @@ static void run_row(struct row *row)
 static void counted_row(void)
 {
 	const int n = 16;
-	uint64_t *buf = map_pages(n, PROT_READ | PROT_WRITE);
-	struct pins p0 = pins_now();
-	ssize_t got = -1;
-	long i, wrong = 0;
-	int fd = open(P9_FILE, O_RDONLY);
+	struct pins p;
+	long wrong;
+	ssize_t got = refill_counted_read(&refill, P9_FILE, n, &wrong, &p);
 
-	if (buf && fd >= 0)
-		got = read(fd, buf, n * page_size);
-	p0 = pins_since(p0);
-	for (i = 0; got == n * page_size && i < got / 8; i++)
-		wrong += buf[i] != file_word(i);
 	ksft_print_msg("v9fs_kill_read_counted: read %zd bytes, %ld words wrong, pins +%ld -%ld\n",
-		       got, wrong, p0.acq, p0.rel);
-	ksft_test_result(got == n * page_size && !wrong && p0.acq == n &&
-			 p0.rel == n, "v9fs_kill_read_counted\n");
-	if (fd >= 0)
-		close(fd);
-	if (buf)
-		munmap(buf, n * page_size);
+		       got, wrong, p.acq, p.rel);
+	ksft_test_result(got == n * page_size && !wrong && p.acq == n &&
+			 p.rel == n, "v9fs_kill_read_counted\n");
 	/* Let the throttle's bucket drain, so the next first read is quick. */
 	sleep(n * page_size / HOST_BPS + 1);
 }
@@ -226,31 +185,21 @@ int main(int argc, char **argv)
 		{ .name = "v9fs_kill_splice", .use_splice = 1 },
 	};
 	int attempts = argc > 1 ? atoi(argv[1]) : 3, i;
-	cpu_set_t cpus;
 	struct pins p0;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	pins_test_start(4);
-	if (refill_init(&refill))
-		ksft_exit_fail_msg("no memory\n");
+	refill_init(&refill);
 	if (attempts < 1)
 		ksft_exit_fail_msg("usage: v9fs_kill [attempts per row]\n");
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
 	if (p9_mount() && errno != EBUSY) {
 		const char *why = errno == ENODEV ? "no 9p in this kernel" :
 				  "no 9p export (run-qemu.sh's " P9_TAG ")";
 
 		ksft_print_msg("mount %s: %s\n", P9_TAG, strerror(errno));
-		ksft_test_result_skip("v9fs_kill_read_counted: %s\n", why);
-		for (i = 0; i < 2; i++)
-			ksft_test_result_skip("%s: %s\n", rows[i].name, why);
-		ksft_test_result_skip("v9fs_kill_balance: %s\n", why);
-		ksft_finished();
+		skip_rows("v9fs_kill", why);
 	}
-	if (make_file())
+	if (refill_write_file(P9_FILE, FILE_LEN))
 		ksft_exit_fail_msg("writing %s: %s\n", P9_FILE, strerror(errno));
 	p0 = pins_now();
 	counted_row();

@@ -32,7 +32,6 @@
  *
  * Usage: virtiofs_kill [attempts per row]
  */
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mount.h>
@@ -53,25 +52,6 @@
 static long page_size;
 static struct refill refill;
 static long long host_ms;	/* how long the counted read took */
-
-/* The export's file: FILE_LEN bytes of file_word(), written through FUSE. */
-static int make_file(void)
-{
-	uint64_t *buf = malloc(FILE_LEN);
-	long i;
-	int fd, ok;
-
-	if (!buf)
-		return -1;
-	for (i = 0; i < FILE_LEN / 8; i++)
-		buf[i] = file_word(i);
-	fd = open(VFS_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ok = fd >= 0 && write(fd, buf, FILE_LEN) == FILE_LEN;
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ok ? 0 : -1;
-}
 
 /*
  * The child: say "1" on @sync, then read CHUNK from the second CHUNK of
@@ -147,26 +127,16 @@ static int attempt(struct row *row)
 {
 	long long t_read, t_died, due;
 	struct damage d = { 0, 0 };
-	int sync[2], status, res = 0;
-	char c;
+	int status, res = 0;
 	pid_t pid;
 
-	if (pipe(sync))
-		return snprintf(row->err, sizeof(row->err), "pipe: %s", strerror(errno)), -1;
-	pid = fork();
+	pid = start_reader(reader, row->use_splice, &status);
 	if (pid < 0)
 		return snprintf(row->err, sizeof(row->err), "fork: %s", strerror(errno)), -1;
 	if (!pid)
-		reader(row->use_splice, sync[1]);
-	close(sync[1]);
-	if (read(sync[0], &c, 1) != 1) {
-		waitpid(pid, &status, 0);
-		close(sync[0]);
 		return snprintf(row->err, sizeof(row->err),
 				"the child could not start its read (status %#x)", status), -1;
-	}
 	t_read = now_ms();
-	close(sync[0]);
 	/* Let the FUSE_READ reach the host, which now holds it. */
 	usleep(500 * 1000);
 
@@ -235,27 +205,16 @@ static void run_row(struct row *row)
 static void counted_row(void)
 {
 	const int n = 16;
-	uint64_t *buf = map_pages(n, PROT_READ | PROT_WRITE);
-	struct pins p0 = pins_now();
 	long long t0 = now_ms();
-	ssize_t got = -1;
-	long i, wrong = 0;
-	int fd = open(VFS_FILE, O_RDONLY);
+	struct pins p;
+	long wrong;
+	ssize_t got = refill_counted_read(&refill, VFS_FILE, n, &wrong, &p);
 
-	if (buf && fd >= 0)
-		got = read(fd, buf, n * page_size);
 	host_ms = now_ms() - t0;
-	p0 = pins_since(p0);
-	for (i = 0; got == n * page_size && i < got / 8; i++)
-		wrong += buf[i] != file_word(i);
 	ksft_print_msg("virtiofs_kill_read_counted: read %zd bytes in %lld ms, %ld words wrong, pins +%ld -%ld\n",
-		       got, host_ms, wrong, p0.acq, p0.rel);
-	ksft_test_result(got == n * page_size && !wrong && p0.acq == n &&
-			 p0.rel == n, "virtiofs_kill_read_counted\n");
-	if (fd >= 0)
-		close(fd);
-	if (buf)
-		munmap(buf, n * page_size);
+		       got, host_ms, wrong, p.acq, p.rel);
+	ksft_test_result(got == n * page_size && !wrong && p.acq == n &&
+			 p.rel == n, "virtiofs_kill_read_counted\n");
 }
 
 int main(int argc, char **argv)
@@ -265,32 +224,22 @@ int main(int argc, char **argv)
 		{ .name = "virtiofs_kill_splice", .use_splice = 1 },
 	};
 	int attempts = argc > 1 ? atoi(argv[1]) : 3, i;
-	cpu_set_t cpus;
 	struct pins p0;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	pins_test_start(4);
 	if (attempts < 1)
 		ksft_exit_fail_msg("usage: virtiofs_kill [attempts per row]\n");
-	if (refill_init(&refill))
-		ksft_exit_fail_msg("no memory\n");
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
+	refill_init(&refill);
 	mkdir(VFS_MNT, 0755);
 	if (mount(VFS_TAG, VFS_MNT, "virtiofs", 0, NULL) && errno != EBUSY) {
 		const char *why = errno == ENODEV ? "no virtio-fs in this kernel" :
 				  "no virtio-fs export (run-qemu.sh's " VFS_TAG ")";
 
 		ksft_print_msg("mount %s: %s\n", VFS_TAG, strerror(errno));
-		ksft_test_result_skip("virtiofs_kill_read_counted: %s\n", why);
-		for (i = 0; i < 2; i++)
-			ksft_test_result_skip("%s: %s\n", rows[i].name, why);
-		ksft_test_result_skip("virtiofs_kill_balance: %s\n", why);
-		ksft_finished();
+		skip_rows("virtiofs_kill", why);
 	}
-	if (make_file())
+	if (refill_write_file(VFS_FILE, FILE_LEN))
 		ksft_exit_fail_msg("writing %s: %s\n", VFS_FILE, strerror(errno));
 	if (find_connection())
 		ksft_exit_fail_msg("looking for the connection in %s: %s\n", FUSECTL,
