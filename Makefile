@@ -1,7 +1,8 @@
-# FOLL_PIN completion series for Debian's linux-source-6.1: the map.
+# FOLL_PIN completion series for Debian's linux-source-6.1 (and 6.12): the map.
 #
 #   make qemu-test            build the patched kernel, run the suite in QEMU
 #   make qemu-test SERIES=none   the same on Debian's unpatched tree (A/B)
+#   make qemu-test BASE=6.12  the same on linux-source-6.12 (series-6.12)
 #   make qemu-test TESTS="gup_test dio_fork" EXTRA=dir DEBUG=1
 #   make shell                boot the same kernel to an interactive shell
 #   make check                the project's tests (see scripts/check.sh)
@@ -12,7 +13,7 @@
 #
 # Knobs are passed to the scripts through the environment.
 SHELL := /bin/bash
-export SERIES TESTS EXTRA DEBUG O2 LINUX_SRC TIMEOUT ACCEL
+export BASE SERIES TESTS EXTRA DEBUG O2 LINUX_SRC TIMEOUT ACCEL
 
 S := scripts
 
@@ -22,7 +23,7 @@ S := scripts
 all: qemu-test
 
 help:
-	@sed -n '2,15s/^# \{0,1\}//p' Makefile
+	@sed -n '2,16s/^# \{0,1\}//p' Makefile
 
 deps:
 	@$(S)/install-deps.sh

@@ -18,7 +18,9 @@ fi
 ln -sfn "${OBJ#"$BUILD"/}" "$OBJ_LINK"
 
 frags=("$TOP/configs/base.config" "$TOP/configs/tests.config"
-	"$TREE/tools/testing/selftests/vm/config")
+	"$TREE/tools/testing/selftests/$KSFT_MM/config")
+# A base's own options (configs/6.12.config).
+[ -f "$TOP/configs/$BASE.config" ] && frags+=("$TOP/configs/$BASE.config")
 if [ -n "$DEBUG" ] && [ "$DEBUG" != 0 ]; then
 	frags+=("$TOP/configs/debug.config")
 fi

@@ -51,7 +51,7 @@ n=0 bad=0
 while read -r p; do
 	case "$p" in '' | '#'*) continue ;; esac
 	n=$((n + 1))
-	git -C "$wt" am -q "$TOP/patches/$p" || die "patches/$p does not apply"
+	git -C "$wt" am -q "$PATCHES/$p" || die "${PATCHES#"$TOP"/}/$p does not apply"
 	t0=$(date +%s)
 	if make -s -C "$wt" O="$obj" CC="$cc" -j"$(nproc)" olddefconfig bzImage modules \
 		>"$obj/build-$n.log" 2>&1 && compile_changed "$n"; then
@@ -61,6 +61,6 @@ while read -r p; do
 		grep -m5 -E 'error|Error' "$obj/build-$n.log" >&2
 		bad=$((bad + 1))
 	fi
-done <"$TOP/series"
+done <"$SERIES_FILE"
 echo "bisect: $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]

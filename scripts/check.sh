@@ -12,6 +12,8 @@
 #     (selftests/regressions) among its passes
 #  9. A/B on SERIES=none (booted beside 8): every guard row fails, every
 #     regression row passes
+# 10. BASE=6.12: both 6.12 kernels build, and every row of
+#     selftests/guards-6.12 fails on stock 6.12 and passes with series-6.12
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -56,9 +58,9 @@ fresh_series() {
 	git -C "$pt" worktree add -q -f --detach "$wt" "$base" || return 1
 	while read -r p; do
 		case "$p" in '' | '#'*) continue ;; esac
-		git -C "$wt" am -q --whitespace=nowarn "$TOP/patches/$p" >"$wt.log" 2>&1 ||
-			{ echo "patches/$p does not apply with git am:"; sed 's/^/  /' "$wt.log"; rc=1; break; }
-	done <"$TOP/series"
+		git -C "$wt" am -q --whitespace=nowarn "$PATCHES/$p" >"$wt.log" 2>&1 ||
+			{ echo "${PATCHES#"$TOP"/}/$p does not apply with git am:"; sed 's/^/  /' "$wt.log"; rc=1; break; }
+	done <"$SERIES_FILE"
 	if [ "$rc" -eq 0 ] && [ "$(git -C "$wt" rev-parse 'HEAD^{tree}')" != "$(git -C "$pt" rev-parse 'HEAD^{tree}')" ]; then
 		echo "$pt does not hold the series: remove $pt/.prepared and rerun"
 		rc=1
@@ -82,11 +84,11 @@ checkpatch() {
 	while read -r p; do
 		case "$p" in '' | '#'*) continue ;; esac
 		out=$(cd "$BUILD/tree-patched" && perl scripts/checkpatch.pl -q --no-signoff \
-			--ignore FILE_PATH_CHANGES,CAMELCASE "$TOP/patches/$p" 2>&1) ||
-			{ echo "checkpatch: patches/$p"; echo "$out" | head -30; rc=1; }
-		grep -q '^Signed-off-by: ' "$TOP/patches/$p" ||
-			{ echo "checkpatch: patches/$p has no Signed-off-by"; rc=1; }
-	done <"$TOP/series"
+			--ignore FILE_PATH_CHANGES,CAMELCASE "$PATCHES/$p" 2>&1) ||
+			{ echo "checkpatch: ${PATCHES#"$TOP"/}/$p"; echo "$out" | head -30; rc=1; }
+		grep -q '^Signed-off-by: ' "$PATCHES/$p" ||
+			{ echo "checkpatch: ${PATCHES#"$TOP"/}/$p has no Signed-off-by"; rc=1; }
+	done <"$SERIES_FILE"
 	return "$rc"
 }
 
@@ -173,6 +175,30 @@ stock_ab() {
 	return "$rc"
 }
 
+# BASE=6.12: its guards only, stock and patched booted side by side; the
+# full 6.12 suite is make qemu-test BASE=6.12.
+base_6_12() {
+	local b=$BUILD/6.12/results rc=0 t ps v
+	BASE=6.12 "$s/install-deps.sh" || return 1
+	BASE=6.12 build_kernels || return 1
+	t=$(list_tests guards-6.12)
+	rm -rf "$b/check-patched" "$b/check-stock"
+	mkdir -p "$b"
+	BASE=6.12 SERIES=none RESULTS=$b/check-stock TESTS="$t" \
+		"$s/qemu-test.sh" >"$b/check-stock.log" 2>&1 &
+	ps=$!
+	BASE=6.12 SERIES='' RESULTS=$b/check-patched TESTS="$t" \
+		"$s/qemu-test.sh" >"$b/check-patched.log" 2>&1
+	wait "$ps"
+	for v in patched stock; do
+		[ -f "$b/check-$v/results.tsv" ] ||
+			{ echo "no summary from the 6.12 $v run:"; tail -20 "$b/check-$v.log"; return 1; }
+	done
+	rows_are "$b/check-patched" PASS guards-6.12 patched-6.12 || rc=1
+	rows_are "$b/check-stock" FAIL guards-6.12 stock-6.12 || rc=1
+	return "$rc"
+}
+
 check apply-series fresh_series
 check checkpatch checkpatch
 check shellcheck shellcheck_all
@@ -182,6 +208,7 @@ check callers-audit "$s/audit-callers.sh" --check
 check kernels build_kernels
 check qemu-test patched_passes
 check ab-stock stock_ab
+check base-6.12 base_6_12
 
 time_summary
 n=${#times[@]}

@@ -4,8 +4,25 @@
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-$TOP/build}
 SERIES=${SERIES:-patched}
-LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-LINUX_PKG=${LINUX_PKG:-linux-source-6.1}
+
+# BASE picks Debian's kernel source: linux-source-6.1 (the default, with
+# patches/ and series) or linux-source-6.12 (patches-6.12/ and
+# series-6.12). Each base has its own tree, objects and results, 6.12's
+# under $BUILD/6.12, and the tree's mm selftests under their name in it.
+BASE=${BASE:-6.1}
+case "$BASE" in
+6.1)
+	PATCHES=$TOP/patches SERIES_FILE=$TOP/series KSFT_MM=vm
+	;;
+6.12)
+	PATCHES=$TOP/patches-6.12 SERIES_FILE=$TOP/series-6.12 KSFT_MM=mm
+	case "$BUILD" in */6.12) ;; *) BUILD=$BUILD/6.12 ;; esac
+	;;
+*) echo "error: BASE must be 6.1 or 6.12 (got '$BASE')" >&2; exit 2 ;;
+esac
+LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$BASE.tar.xz}
+LINUX_PKG=${LINUX_PKG:-linux-source-$BASE}
+export BASE PATCHES SERIES_FILE KSFT_MM
 
 # The variant name keeps the patched and the stock kernel apart on disk.
 case "$SERIES" in
@@ -97,10 +114,9 @@ series_hash() {
 		return
 	fi
 	(
-		cd "$TOP" || exit 1
-		cat series
-		grep -v '^#' series | while read -r p; do
-			[ -n "$p" ] && cat "patches/$p"
+		cat "$SERIES_FILE"
+		grep -v '^#' "$SERIES_FILE" | while read -r p; do
+			[ -n "$p" ] && cat "$PATCHES/$p"
 		done
 	) | sha256sum | cut -c1-16
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Write patches/ and series from the commits of a kernel branch, for the
+# Write patches/ and series (BASE=6.12: patches-6.12/, series-6.12) from the commits of a kernel branch, for the
 # developer who edits the series as git commits (see README, "Changing
 # the series"). Usage: export-series.sh [TREE [RANGE]]; default
 # TREE=$BUILD/dev, RANGE=debian..HEAD.
@@ -12,7 +12,7 @@ set -eu
 
 tree=${1:-$BUILD/dev}
 range=${2:-debian..HEAD}
-cover=$TOP/patches/0000-cover-letter.patch
+cover=$PATCHES/0000-cover-letter.patch
 git -C "$tree" rev-parse -q --verify "${range#*..}" >/dev/null ||
 	die "$tree: no such revision in '$range'"
 [ -n "$(git -C "$tree" rev-list "$range")" ] || die "$tree: '$range' has no commits"
@@ -66,9 +66,10 @@ skip && /^$/ { skip = 0; next }
 	die "could not carry the cover letter over"
 mv "$out/cover" "$out/0000-cover-letter.patch"
 
-rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
-cp "$out"/*.patch "$TOP/patches/"
+rm -f "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch
+mkdir -p "$PATCHES"
+cp "$out"/*.patch "$PATCHES/"
 for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
 	case "${p##*/}" in 0000-*) ;; *) echo "${p##*/}" ;; esac
-done >"$TOP/series"
-log "wrote $(wc -l <"$TOP/series") patches and the cover letter from $tree ($range)"
+done >"$SERIES_FILE"
+log "wrote $(wc -l <"$SERIES_FILE") patches and the cover letter from $tree ($range)"

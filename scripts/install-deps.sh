@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install what the harness needs from Debian, or say what to run.
 set -eu
-pkgs="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev cpio
+pkgs="linux-source-${BASE:-6.1} gcc make flex bison bc libelf-dev libssl-dev cpio
 qemu-system-x86 busybox-static bash-static git ccache e2fsprogs
 libcap-dev libnuma-dev shellcheck perl python3 kmod rsync
 gcc-powerpc-linux-gnu libtirpc3 libtirpc-common iproute2

@@ -77,10 +77,10 @@ if [ "$VARIANT" = patched ]; then
 	n=0
 	while read -r p; do
 		case "$p" in '' | '#'*) continue ;; esac
-		f=$TOP/patches/$p
-		[ -f "$f" ] || die "series lists $p but patches/$p does not exist"
+		f=$PATCHES/$p
+		[ -f "$f" ] || die "series lists $p but ${PATCHES#"$TOP"/}/$p does not exist"
 		if ! git am -q --whitespace=nowarn "$f" >"$BUILD/am-$VARIANT.log" 2>&1; then
-			echo "error: patch does not apply: patches/$p" >&2
+			echo "error: patch does not apply: ${PATCHES#"$TOP"/}/$p" >&2
 			sed 's/^/  git am: /' "$BUILD/am-$VARIANT.log" >&2
 			echo "  failing hunks:" >&2
 			git apply --check -v "$f" 2>&1 | grep -E '^(error|Checking|Hunk)' |
@@ -89,7 +89,7 @@ if [ "$VARIANT" = patched ]; then
 			exit 1
 		fi
 		n=$((n + 1))
-	done <"$TOP/series"
+	done <"$SERIES_FILE"
 	log "applied $n patches"
 fi
 printf '%s\n' "$BASE_DESC" >.base-desc

@@ -54,10 +54,13 @@ accel() {
 # that an O_DIRECT read stays in flight across fork() (dio_fork).
 disks=$OBJ/disks
 mkdir -p "$disks"
-truncate -s 0 "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/nfs.img "$disks"/sg.img
-truncate -s 64M "$disks"/raw.img "$disks"/ext4.img "$disks"/ext2.img "$disks"/nfs.img "$disks"/sg.img
+truncate -s 0 "$disks"/{raw,ext4,ext2,nfs,sg,vfat}.img
+truncate -s 64M "$disks"/{raw,ext4,ext2,nfs,sg,vfat}.img
 mkfs.ext4 -q -F "$disks/ext4.img"
 mkfs.ext2 -q -F "$disks/ext2.img"
+# FAT still does direct I/O through fs/direct-io.c on 6.12, where ext2
+# has moved to iomap (selftests/dio_pins).
+/bin/busybox mkdosfs "$disks/vfat.img" >/dev/null
 # Behind the guest's own NFS export (initramfs/nfs-loopback).
 mkfs.ext4 -q -F "$disks/nfs.img"
 throttle=,throttling.iops-total=${DISK_IOPS:-20}
@@ -72,7 +75,7 @@ null) raw_drive="driver=null-co,size=256M,read-zeroes=on" ;;
 *) die "RAW_DISK must be file or null, not '$RAW_DISK'" ;;
 esac
 drives=()
-for d in raw ext4 ext2 nfs; do
+for d in raw ext4 ext2 nfs vfat; do
 	drv="file=$disks/$d.img,format=raw"
 	[ "$d" = raw ] && drv=$raw_drive
 	drives+=(-drive "$drv,if=none,id=$d$throttle"

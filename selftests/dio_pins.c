@@ -6,7 +6,9 @@
  *
  * Runs on the harness's "dio-raw" virtio disk, for SG_IO on the first
  * SCSI disk (virtio-scsi), and for NFS on a file of the guest's own
- * NFSv4 export mounted over loopback (initramfs/nfs-loopback).
+ * NFSv4 export mounted over loopback (initramfs/nfs-loopback), and for
+ * fs/direct-io.c on a file of the "dio-vfat" disk where the kernel has
+ * vfat (the 6.12 guest: there ext2 has moved to iomap).
  */
 #include <sys/uio.h>
 #include "dio_common.h"
@@ -233,6 +235,59 @@ static void test_nfs(void)
 	unlink(path);
 }
 
+/*
+ * fs/direct-io.c, through FAT's blockdev_direct_IO(): the extraction pins
+ * each page, and the page takes one more pin while the dio and its bio
+ * hold it (folio_add_pin() on 6.12). Every pin taken must be counted as
+ * taken: the read's acquired and released deltas are equal.
+ */
+static void test_vfat(void)
+{
+	const char *mnt = "/mnt/dio-vfat", *path = "/mnt/dio-vfat/dio_pins.dat";
+	size_t len = NPAGES * page_size;
+	char *buf, *want, dev[32];
+	struct pins p0;
+	long acq, rel;
+	ssize_t n;
+	int fd;
+
+	if (find_disk("dio-vfat", dev, sizeof(dev))) {
+		ksft_test_result_fail("dio_pins_vfat_read_counted: no disk dio-vfat\n");
+		return;
+	}
+	if (mount_disk("dio-vfat", "vfat", mnt)) {
+		if (errno == ENODEV)
+			ksft_test_result_skip("dio_pins_vfat_read_counted: no vfat in this kernel\n");
+		else
+			ksft_test_result_fail("dio_pins_vfat_read_counted: mount %s: %s\n",
+					      dev, strerror(errno));
+		return;
+	}
+	buf = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	want = map_pages(NPAGES, PROT_READ | PROT_WRITE);
+	fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0644);
+	if (fd < 0 || !buf || !want)
+		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
+	memset(want, 0x5a, len);
+	/* FAT writes a direct write past i_size through the page cache. */
+	if (pwrite(fd, want, len, 0) != (ssize_t)len || fsync(fd))
+		ksft_exit_fail_msg("write %s: %s\n", path, strerror(errno));
+	memset(buf, 1, len);
+	p0 = pins_now();
+	n = pread(fd, buf, len, 0);
+	balanced(p0, &acq, &rel);
+	ksft_print_msg("vfat read %zd bytes: pins acquired %ld released %ld\n",
+		       n, acq, rel);
+	ksft_test_result(n == (ssize_t)len && !memcmp(buf, want, len) &&
+			 acq >= NPAGES && acq == rel,
+			 "dio_pins_vfat_read_counted\n");
+	close(fd);
+	unlink(path);
+	umount(mnt);
+	munmap(buf, len);
+	munmap(want, len);
+}
+
 int main(void)
 {
 	char dev[32];
@@ -240,7 +295,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	ksft_print_header();
-	ksft_set_plan(11);
+	ksft_set_plan(12);
 	if (find_disk("dio-raw", dev, sizeof(dev)))
 		ksft_exit_skip("no disk with serial dio-raw\n");
 	fd = open(dev, O_RDWR | O_DIRECT);
@@ -256,5 +311,6 @@ int main(void)
 	test_sg_io_counted();
 	close(fd);
 	test_nfs();
+	test_vfat();
 	ksft_finished();
 }
