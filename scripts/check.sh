@@ -79,16 +79,19 @@ fresh_series() {
 # checkpatch is strict on net/ and drivers/net/ by itself, and strict mode
 # calls every use of an existing CamelCase enum value (9p's Connected) a
 # CHECK: CAMELCASE is the one strict test left out.
+# checkpatch [PATCHES SERIES_FILE TREE]: the base's patches, with its tree's
+# checkpatch.pl (default: 6.1's).
 checkpatch() {
+	local dir=${1:-$PATCHES} list=${2:-$SERIES_FILE} tree=${3:-$BUILD/tree-patched}
 	local p out rc=0
 	while read -r p; do
 		case "$p" in '' | '#'*) continue ;; esac
-		out=$(cd "$BUILD/tree-patched" && perl scripts/checkpatch.pl -q --no-signoff \
-			--ignore FILE_PATH_CHANGES,CAMELCASE "$PATCHES/$p" 2>&1) ||
-			{ echo "checkpatch: ${PATCHES#"$TOP"/}/$p"; echo "$out" | head -30; rc=1; }
-		grep -q '^Signed-off-by: ' "$PATCHES/$p" ||
-			{ echo "checkpatch: ${PATCHES#"$TOP"/}/$p has no Signed-off-by"; rc=1; }
-	done <"$SERIES_FILE"
+		out=$(cd "$tree" && perl scripts/checkpatch.pl -q --no-signoff \
+			--ignore FILE_PATH_CHANGES,CAMELCASE "$dir/$p" 2>&1) ||
+			{ echo "checkpatch: ${dir#"$TOP"/}/$p"; echo "$out" | head -30; rc=1; }
+		grep -q '^Signed-off-by: ' "$dir/$p" ||
+			{ echo "checkpatch: ${dir#"$TOP"/}/$p has no Signed-off-by"; rc=1; }
+	done <"$list"
 	return "$rc"
 }
 
@@ -181,6 +184,7 @@ base_6_12() {
 	local b=$BUILD/6.12/results rc=0 t ps v
 	BASE=6.12 "$s/install-deps.sh" || return 1
 	BASE=6.12 build_kernels || return 1
+	checkpatch "$TOP/patches-6.12" "$TOP/series-6.12" "$BUILD/6.12/tree-patched" || return 1
 	t=$(list_tests guards-6.12)
 	rm -rf "$b/check-patched" "$b/check-stock"
 	mkdir -p "$b"

@@ -67,6 +67,11 @@ expect "virtiofsd starts and stops" 0 '^stopped$' \
 		test -S \"\$sock\" && pid=\$(cat '$tmp/vfs/strace.pid') &&
 		'$top/scripts/virtiofs-export.sh' stop '$tmp/vfs' &&
 		! kill -0 \"\$pid\" 2>/dev/null && echo stopped"
+expect "a wrong base is named" 2 '^error: BASE must be 6.1 or 6.12 \(got .5.10.\)' \
+	env BUILD="$tmp/build" BASE=5.10 "$top/scripts/prepare-tree.sh"
+# Each base keeps its own build directory, series and patch directory.
+expect "BASE=6.12 has its own build directory and series" 0 '^/b/6.12 .*/series-6.12 .*/patches-6.12 mm$' \
+	env BUILD=/b BASE=6.12 bash -c ". '$top/scripts/common.sh' && echo \"\$BUILD \$SERIES_FILE \$PATCHES \$KSFT_MM\""
 mkdir -p "$tmp/busy"
 expect "a second run on a tree in use is refused" 1 \
 	'another run is using .*/tree-patched' \

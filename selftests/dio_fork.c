@@ -14,8 +14,9 @@
  * pinned page and copies it for the child instead.
  *
  * Variants: Linux AIO and io_uring on a raw virtio block device, AIO on
- * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c), and an
- * SG_IO READ(10) on a virtio-scsi disk (blk_rq_map_user_iov()), issued
+ * a file on ext4 (iomap direct I/O) and on ext2 (fs/direct-io.c on 6.1,
+ * iomap on 6.12), and an SG_IO READ(10) on a virtio-scsi disk
+ * (blk_rq_map_user_iov()), issued
  * from a second thread because SG_IO blocks, and AIO on a file of an NFS
  * mount served by the guest's own nfsd over loopback (fs/nfs/direct.c).
  * For NFS the server's page cache is dropped before each attempt, so that
