@@ -12,8 +12,9 @@
 #     (selftests/regressions) among its passes
 #  9. A/B on SERIES=none (booted beside 8): every guard row fails, every
 #     regression row passes
-# 10. BASE=6.12: both 6.12 kernels build, and every row of
-#     selftests/guards-6.12 fails on stock 6.12 and passes with series-6.12
+# 10. BASE=6.12: both 6.12 kernels build, series-6.12 is checkpatch clean,
+#     every row of selftests/guards-6.12 fails on stock 6.12 and passes
+#     with series-6.12, every row of selftests/regressions-6.12 passes on both
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -185,7 +186,7 @@ base_6_12() {
 	BASE=6.12 "$s/install-deps.sh" || return 1
 	BASE=6.12 build_kernels || return 1
 	checkpatch "$TOP/patches-6.12" "$TOP/series-6.12" "$BUILD/6.12/tree-patched" || return 1
-	t=$(list_tests guards-6.12)
+	t=$(list_tests guards-6.12 regressions-6.12)
 	rm -rf "$b/check-patched" "$b/check-stock"
 	mkdir -p "$b"
 	BASE=6.12 SERIES=none RESULTS=$b/check-stock TESTS="$t" \
@@ -200,6 +201,8 @@ base_6_12() {
 	done
 	rows_are "$b/check-patched" PASS guards-6.12 patched-6.12 || rc=1
 	rows_are "$b/check-stock" FAIL guards-6.12 stock-6.12 || rc=1
+	rows_are "$b/check-patched" PASS regressions-6.12 patched-6.12 || rc=1
+	rows_are "$b/check-stock" PASS regressions-6.12 stock-6.12 || rc=1
 	return "$rc"
 }
 
