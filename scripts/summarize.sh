@@ -36,10 +36,13 @@ function row(name, result, secs, note) {
 }
 /^# START / { cur = substr($0, 9); started[cur] = 1; vmcmd = ""; next }
 /^# END OF SUITE/ { ended = 1; next }
-# run_vmtests.sh announces "running CMD" and ends each with [PASS] etc.
-cur == "run_vmtests" && /^    running / { vmcmd = substr($0, 13); next }
-cur == "run_vmtests" && vmcmd != "" && /^    \[(PASS|FAIL|SKIP)\]$/ {
-	r = substr($0, 6, 4)
+# run_vmtests.sh announces "running CMD" and ends each with [PASS] etc.;
+# on 6.12 it prints both as TAP comments ("# running CMD", "# [PASS]").
+cur == "run_vmtests" && /^    (# )?running / {
+	vmcmd = $0; sub(/^    (# )?running /, "", vmcmd); next
+}
+cur == "run_vmtests" && vmcmd != "" && /^    (# )?\[(PASS|FAIL|SKIP)\]$/ {
+	r = $0; sub(/^    (# )?\[/, "", r); r = substr(r, 1, 4)
 	row("run_vmtests: " vmcmd, r, "-", "")
 	vmcmd = ""; next
 }

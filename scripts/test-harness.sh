@@ -41,6 +41,7 @@ expect "a WARN in the console fails the run" 1 '^  WARNING: CPU: 0 PID: 77' cann
 expect "a known Debian splat is an XFAIL row" 0 '^known splat: hugetlb_split +XFAIL' canned known-splat
 expect "the same site from another path fails" 1 '^  WARNING: CPU: 0 PID: 111' canned known-site-other-trace
 expect "a leaked pin fails the run" 1 'foll_pin_balance +FAIL .*leaked 4 pins' canned pin-leak
+expect "6.12's run_vmtests.sh rows are read" 1 '^run_vmtests: ./mremap_test +FAIL' canned vmtests-6.12
 expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' canned hang timeout
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
 expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
