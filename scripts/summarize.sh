@@ -9,8 +9,16 @@ res=${1:?usage: summarize.sh RESULTS_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 log=$res/console.log
 [ -f "$log" ] || { echo "error: no console log in $res" >&2; exit 2; }
-known=${KNOWN_FAILURES:-$top/selftests/known-failures}
-known_splats=${KNOWN_SPLATS:-$top/selftests/known-splats}
+# Each base has its own lists (6.1: no suffix), as it has its own series.
+case "${BASE:-6.1}" in
+6.1) sfx= ;;
+*) sfx=-$BASE ;;
+esac
+known=${KNOWN_FAILURES:-$top/selftests/known-failures$sfx}
+known_splats=${KNOWN_SPLATS:-$top/selftests/known-splats$sfx}
+for f in "$known" "$known_splats"; do
+	[ -r "$f" ] || { echo "error: no $f for BASE=${BASE:-6.1}" >&2; exit 2; }
+done
 
 # Console lines without the carriage returns of the serial line.
 tr -d '\r' <"$log" >"$res/console.txt"

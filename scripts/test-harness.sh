@@ -30,8 +30,10 @@ canned() { # LOG [timeout]
 	mkdir -p "$d"
 	cp "$data/$1.log" "$d/console.log"
 	[ -n "${2:-}" ] && echo "timeout" >"$d/timeout"
-	"$top/scripts/summarize.sh" "$d"
+	BASE=${CANNED_BASE:-6.1} "$top/scripts/summarize.sh" "$d"
 }
+# canned_on BASE LOG: the same with BASE's known-failure lists.
+canned_on() { CANNED_BASE=$1 canned "$2"; }
 
 expect "a clean run passes" 0 '^verdict: PASS' canned pass
 expect "a skipped subtest is a SKIP row under its name" 0 \
@@ -42,6 +44,12 @@ expect "a known Debian splat is an XFAIL row" 0 '^known splat: hugetlb_split +XF
 expect "the same site from another path fails" 1 '^  WARNING: CPU: 0 PID: 111' canned known-site-other-trace
 expect "a leaked pin fails the run" 1 'foll_pin_balance +FAIL .*leaked 4 pins' canned pin-leak
 expect "6.12's run_vmtests.sh rows are read" 1 '^run_vmtests: ./mremap_test +FAIL' canned vmtests-6.12
+expect "BASE=6.12 reads its own known failures" 0 \
+	'^run_vmtests: ./uffd-unit-tests +XFAIL' canned_on 6.12 vmtests-6.12-known
+expect "6.1's list does not excuse a 6.12 failure" 1 \
+	'^run_vmtests: ./uffd-unit-tests +FAIL' canned_on 6.1 vmtests-6.12-known
+expect "a base without known-failure lists is named" 2 \
+	'^error: no .*/selftests/known-failures-9.9 for BASE=9.9' canned_on 9.9 pass
 expect "a hung guest is named" 1 '^dio_fork +HANG .*timed out in this test' canned hang timeout
 expect "a guest that died is named" 1 '^dio_fork +CRASH' canned hang
 expect "a wrong benchmark knob is named" 1 '^error: BENCH_VDA must be null or file' \
