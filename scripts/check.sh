@@ -13,8 +13,9 @@
 #  9. A/B on SERIES=none (booted beside 8): every guard row fails, every
 #     regression row passes
 # 10. BASE=6.12: both 6.12 kernels build, series-6.12 is checkpatch clean,
-#     every row of selftests/guards-6.12 fails on stock 6.12 and passes
-#     with series-6.12, every row of selftests/regressions-6.12 passes on both
+#     every C file it changes compiles with W=1 (as in 5), every row of
+#     selftests/guards-6.12 fails on stock 6.12 and passes with
+#     series-6.12, every row of selftests/regressions-6.12 passes on both
 set -u
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -179,13 +180,14 @@ stock_ab() {
 	return "$rc"
 }
 
-# BASE=6.12: its guards only, stock and patched booted side by side; the
-# full 6.12 suite is make qemu-test BASE=6.12.
+# BASE=6.12: its compile test, and its guards only, stock and patched
+# booted side by side; the full 6.12 suite is make qemu-test BASE=6.12.
 base_6_12() {
 	local b=$BUILD/6.12/results rc=0 t ps v
 	BASE=6.12 "$s/install-deps.sh" || return 1
 	BASE=6.12 build_kernels || return 1
 	checkpatch "$TOP/patches-6.12" "$TOP/series-6.12" "$BUILD/6.12/tree-patched" || return 1
+	BASE=6.12 stage compile-test-6.12 "$s/compile-test.sh" || rc=1
 	t=$(list_tests guards-6.12 regressions-6.12)
 	rm -rf "$b/check-patched" "$b/check-stock"
 	mkdir -p "$b"
