@@ -58,7 +58,8 @@ profile: deps
 	@$(S)/profile.sh
 
 clean:
-	rm -rf build/obj-* build/tree-*/obj* build/results
+	rm -rf build/obj-* build/tree-*/obj* build/results \
+		build/6.12/tree-*/obj* build/6.12/results
 
 distclean:
 	rm -rf build
