@@ -1,11 +1,11 @@
 #!/bin/bash
-# make check stage: compile every C file the series changes (and the
-# "# also:" files of configs/compile-test.config) with W=1 in the patched
+# make check stage: compile every C file the series changes (and, on 6.1,
+# the "# also:" files of configs/compile-test.config) with W=1 in the patched
 # tree, and fail when a patched object does not build or has a warning its
 # stock version has not. Stock objects are built only on a target where a
 # patched object warns: a clean object needs no baseline, and each stock
 # configuration costs a full "make prepare". Most objects build on x86_64
-# with configs/compile-test.config; a file whose driver only exists on
+# with configs/compile-test.config (BASE=6.12: 6.12-compile-test.config); a file whose driver only exists on
 # another architecture is listed in configs/compile-test-<target>.config
 # ("# object: path.o") and built with Debian's cross compiler. The target
 # names the file and the objects' directories (inside each tree,
